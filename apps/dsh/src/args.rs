@@ -1,0 +1,374 @@
+//! The launcher grammar.
+//!
+//! ```text
+//! dsh --profile <name> [--patch <path>]... [app args...]
+//! dsh --profile <name> (--dump-config [--patch <path>]... | --dump-default-config)
+//! dsh web [--patch <path>]... [--dump-config | --dump-default-config] [web app args...]
+//! dsh -h | --help        (only without --profile)      dsh -V | --version
+//! ```
+//!
+//! The launcher's flags come first and end at the first token it does not know; everything
+//! from there on (including `-h`) belongs to the booted app. One `--` is consumed.
+
+use std::ffi::OsString;
+
+use clap::CommandFactory;
+use clap::Parser;
+use clap::Subcommand;
+use clap::error::ErrorKind;
+
+const EXAMPLES: &str = "\
+Examples:
+  dsh --profile web                          boot the web profile (same as: dsh web)
+  dsh --profile headless \"run the tests\"     answer one task, print the result, and exit
+  dsh --profile web --dump-config            print the composed plugin rows of a profile
+  dsh --profile headless --patch ./extra.yml boot a profile with one extra patch layer
+  dsh --profile web --help                   the web app's own flags and help";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dsh",
+    version,
+    about = "dsh: boot a DeepSeek Harness profile, an ordered stack of plugin-bundle patch \
+             layers under your own overrides.",
+    disable_help_flag = true,
+    after_help = EXAMPLES,
+    args_override_self = false
+)]
+struct Cli {
+    /// The profile to boot (templates: headless, web; others from $DSH_HOME/profiles/<name>).
+    #[arg(long, value_name = "name")]
+    profile: Option<String>,
+    #[command(flatten)]
+    launch: LaunchFlags,
+    #[command(subcommand)]
+    command: Option<Alias>,
+    /// Arguments for the booted profile's app (see: dsh --profile <name> --help).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "args"
+    )]
+    args: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct LaunchFlags {
+    /// Extra patch-list layer applied after the profile's own layers (repeatable).
+    #[arg(long, value_name = "path")]
+    patch: Vec<String>,
+    /// Print the composed profile tree and exit.
+    #[arg(long)]
+    dump_config: bool,
+    /// Print the profile tree without its user layers or --patch files and exit.
+    #[arg(long)]
+    dump_default_config: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Alias {
+    /// Boot the web profile (alias of --profile web); the web app's own flags follow.
+    #[command(disable_help_flag = true)]
+    Web {
+        #[command(flatten)]
+        launch: LaunchFlags,
+        /// Arguments for the web app (see: dsh web --help).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "args"
+        )]
+        args: Vec<String>,
+    },
+    /// Manage a profile's plugins (dsh 0.1 installs npm packages; this dsh compiles its
+    /// plugins in).
+    #[command(disable_help_flag = true)]
+    Plugin {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    /// Boot `profile` with extra patch files and hand `args` to its app.
+    Run {
+        /// The profile name.
+        profile: String,
+        /// `--patch` paths as given, in order.
+        patches: Vec<String>,
+        /// The app's arguments.
+        args: Vec<String>,
+    },
+    /// Print the composition of `profile` without booting.
+    Dump {
+        /// The profile name.
+        profile: String,
+        /// Bundles only: no user layers and no `--patch`.
+        default_only: bool,
+        /// `--patch` paths as given, in order.
+        patches: Vec<String>,
+    },
+    /// Print this text on stdout and exit 0 (help or version).
+    Print(String),
+}
+
+/// A usage error: print it on stderr and exit 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
+/// Parses the command line (without the program name... or with it: `argv[0]` is skipped).
+pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Invocation, UsageError> {
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(error) => {
+            return match error.kind() {
+                ErrorKind::DisplayVersion | ErrorKind::DisplayHelp => {
+                    Ok(Invocation::Print(error.render().to_string()))
+                }
+                _ => Err(usage(error.render().to_string().trim_end())),
+            };
+        }
+    };
+    match cli.command {
+        Some(Alias::Web { launch, args }) => {
+            if cli.profile.is_some() || !cli.launch.is_empty() {
+                return Err(usage(
+                    "error: web takes none of parent --profile, --patch, --dump-config, \
+                     or --dump-default-config",
+                ));
+            }
+            resolve("web".to_owned(), launch, args)
+        }
+        Some(Alias::Plugin { .. }) => Err(usage(
+            "error: `dsh plugin` is not part of this dsh: its plugins are compiled in; \
+             compose your own binary from the dsh crates to add plugins (see the README)",
+        )),
+        None => {
+            let Some(profile) = cli.profile else {
+                if cli.args.iter().any(|arg| arg == "-h" || arg == "--help") {
+                    return Ok(Invocation::Print(help()));
+                }
+                return Err(usage("error: --profile <name> is required"));
+            };
+            if profile.is_empty() {
+                return Err(usage("error: --profile needs a name"));
+            }
+            resolve(profile, cli.launch, cli.args)
+        }
+    }
+}
+
+impl LaunchFlags {
+    fn is_empty(&self) -> bool {
+        self.patch.is_empty() && !self.dump_config && !self.dump_default_config
+    }
+}
+
+fn resolve(
+    profile: String,
+    flags: LaunchFlags,
+    args: Vec<String>,
+) -> Result<Invocation, UsageError> {
+    if flags.patch.iter().any(String::is_empty) {
+        return Err(usage("error: --patch needs a path"));
+    }
+    if !flags.dump_config && !flags.dump_default_config {
+        return Ok(Invocation::Run {
+            profile,
+            patches: flags.patch,
+            args,
+        });
+    }
+    if flags.dump_config && flags.dump_default_config {
+        return Err(usage(
+            "error: --dump-config and --dump-default-config are mutually exclusive",
+        ));
+    }
+    if !args.is_empty() {
+        let shown: Vec<String> = args.iter().map(|arg| format!("{arg:?}")).collect();
+        return Err(usage(format!(
+            "error: config dumps take no app arguments, got {}",
+            shown.join(" ")
+        )));
+    }
+    if flags.dump_default_config && !flags.patch.is_empty() {
+        return Err(usage(
+            "error: --dump-default-config prints the bundle layers and takes no --patch",
+        ));
+    }
+    Ok(Invocation::Dump {
+        profile,
+        default_only: flags.dump_default_config,
+        patches: flags.patch,
+    })
+}
+
+/// The launcher's own help.
+fn help() -> String {
+    Cli::command().render_help().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Invocation, UsageError> {
+        parse(
+            std::iter::once("dsh")
+                .chain(args.iter().copied())
+                .map(OsString::from),
+        )
+    }
+
+    fn run(profile: &str, patches: &[&str], args: &[&str]) -> Invocation {
+        Invocation::Run {
+            profile: profile.to_owned(),
+            patches: patches.iter().map(|p| (*p).to_owned()).collect(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn launcher_flags_end_at_the_first_unknown_token() {
+        assert_eq!(
+            parse_args(&["--profile", "headless", "run the tests"]).unwrap(),
+            run("headless", &[], &["run the tests"])
+        );
+        assert_eq!(
+            parse_args(&["--profile", "web", "--port", "0", "--patch", "x.yml"]).unwrap(),
+            run("web", &[], &["--port", "0", "--patch", "x.yml"])
+        );
+        assert_eq!(
+            parse_args(&[
+                "--profile=tui",
+                "--patch",
+                "a.yml",
+                "--patch=b.yml",
+                "--resume",
+                "abc"
+            ])
+            .unwrap(),
+            run("tui", &["a.yml", "b.yml"], &["--resume", "abc"])
+        );
+        assert_eq!(
+            parse_args(&["--profile", "web", "-h"]).unwrap(),
+            run("web", &[], &["-h"])
+        );
+    }
+
+    #[test]
+    fn one_double_dash_is_consumed() {
+        assert_eq!(
+            parse_args(&["--profile", "headless", "--", "--dump-config"]).unwrap(),
+            run("headless", &[], &["--dump-config"])
+        );
+        assert_eq!(
+            parse_args(&["--profile", "headless", "--", "--"]).unwrap(),
+            run("headless", &[], &["--"])
+        );
+    }
+
+    #[test]
+    fn web_is_an_alias_of_profile_web() {
+        assert_eq!(
+            parse_args(&["web", "--patch", "p.yml", "--no-open"]).unwrap(),
+            run("web", &["p.yml"], &["--no-open"])
+        );
+        assert_eq!(
+            parse_args(&["web", "--dump-config"]).unwrap(),
+            Invocation::Dump {
+                profile: "web".to_owned(),
+                default_only: false,
+                patches: Vec::new()
+            }
+        );
+    }
+
+    #[test]
+    fn dumps() {
+        assert_eq!(
+            parse_args(&["--profile", "web", "--dump-config", "--patch", "x.yml"]).unwrap(),
+            Invocation::Dump {
+                profile: "web".to_owned(),
+                default_only: false,
+                patches: vec!["x.yml".to_owned()]
+            }
+        );
+        assert_eq!(
+            parse_args(&["--profile", "web", "--dump-default-config"]).unwrap(),
+            Invocation::Dump {
+                profile: "web".to_owned(),
+                default_only: true,
+                patches: Vec::new()
+            }
+        );
+    }
+
+    #[test]
+    fn help_and_version_print() {
+        let Invocation::Print(help) = parse_args(&["-h"]).unwrap() else {
+            panic!()
+        };
+        assert!(help.contains("--profile <name>"), "{help}");
+        assert!(help.contains("Examples:"), "{help}");
+        let Invocation::Print(version) = parse_args(&["-V"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(version.trim(), format!("dsh {}", env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn rejected_inputs() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], "error: --profile <name> is required"),
+            (&["task"], "error: --profile <name> is required"),
+            (&["--bogus"], "error: --profile <name> is required"),
+            (&["--profile", ""], "error: --profile needs a name"),
+            (
+                &["--profile", "web", "--patch="],
+                "error: --patch needs a path",
+            ),
+            (
+                &["--profile", "web", "--dump-config", "--dump-default-config"],
+                "error: --dump-config and --dump-default-config are mutually exclusive",
+            ),
+            (
+                &["--profile", "web", "--dump-config", "extra"],
+                "error: config dumps take no app arguments, got \"extra\"",
+            ),
+            (
+                &[
+                    "--profile",
+                    "web",
+                    "--dump-default-config",
+                    "--patch",
+                    "x.yml",
+                ],
+                "error: --dump-default-config prints the bundle layers and takes no --patch",
+            ),
+            (
+                &["--profile", "x", "web"],
+                "error: web takes none of parent --profile, --patch, --dump-config, or --dump-default-config",
+            ),
+        ];
+        for (args, expected) in cases {
+            assert_eq!(parse_args(args).unwrap_err().0, *expected, "{args:?}");
+        }
+        assert!(
+            parse_args(&["plugin", "--profile", "x", "add", "y"])
+                .unwrap_err()
+                .0
+                .contains("dsh plugin")
+        );
+        assert!(parse_args(&["--profile"]).is_err());
+    }
+}

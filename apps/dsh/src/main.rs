@@ -1,0 +1,67 @@
+//! `dsh`: boot a profile of plugins, or print its composition.
+
+mod args;
+mod builtins;
+mod catalog;
+mod dump;
+mod output;
+mod prepare;
+mod run;
+
+use std::process::ExitCode;
+
+use args::Invocation;
+
+fn main() -> ExitCode {
+    let invocation = match args::parse(std::env::args_os()) {
+        Ok(invocation) => invocation,
+        Err(error) => {
+            output::stderr_line(&error.0);
+            return ExitCode::from(1);
+        }
+    };
+    let outcome = match invocation {
+        Invocation::Print(text) => {
+            output::stdout(&text);
+            Ok(0)
+        }
+        Invocation::Dump {
+            profile,
+            default_only,
+            patches,
+        } => dump::dump(&profile, default_only, &patches).map(|()| 0),
+        Invocation::Run {
+            profile,
+            patches,
+            args,
+        } => {
+            init_logging();
+            run::run(&profile, &patches, args)
+        }
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            output::error(&format!("{error:#}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `DSH_LOG` (or `RUST_LOG`), for example `DSH_LOG=debug` or
+/// `DSH_LOG=dsh_kernel=trace`; the default shows warnings only.
+fn init_logging() {
+    let filter = std::env::var("DSH_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .ok()
+        .and_then(|value| value.parse::<tracing_subscriber::filter::Targets>().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
+        });
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
+        .try_init();
+}

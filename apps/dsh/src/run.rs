@@ -1,0 +1,97 @@
+//! Booting a profile and running it until its app asks to exit or a signal arrives.
+//!
+//! SIGTERM shuts down gracefully and exits 0; SIGINT exits 130; a second signal during the
+//! shutdown exits at once. The shutdown is bounded to 5 seconds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use dsh_compose::boot;
+use dsh_compose::expr::LaunchEnv;
+use dsh_compose::launch::APP_EXIT;
+use dsh_compose::launch::AppExit;
+use dsh_compose::launch::CMDLINE_ARGS;
+use dsh_compose::launch::CmdlineArgs;
+use dsh_kernel::Kernel;
+
+use crate::builtins;
+use crate::prepare::prepare;
+
+/// How long the plugin tree gets to unload before the process exits anyway.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Boots `profile` and waits; returns the process exit code.
+pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Result<i32> {
+    let prepared = prepare(profile, true, patches)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let code = runtime.block_on(async move {
+        let kernel = Kernel::new()?;
+        let root = kernel.root();
+        root.provide(&CMDLINE_ARGS, Arc::new(CmdlineArgs::new(args)))?;
+        let (exit, mut exit_requests) = AppExit::channel();
+        root.provide(&APP_EXIT, Arc::new(exit))?;
+        let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
+        let registry = builtins::registry();
+
+        let booted = tokio::select! {
+            booted = boot(&kernel, &prepared.composition, &registry, launch) => booted,
+            code = signal() => return Ok(shutdown(&kernel, code).await),
+        };
+        if let Err(error) = booted {
+            shutdown(&kernel, 1).await;
+            return Err(anyhow::Error::new(error).context("plugin tree failed to load"));
+        }
+        tracing::debug!(profile = %prepared.profile.name, "booted");
+        let code = tokio::select! {
+            code = exit_requests.requested() => code,
+            code = signal() => code,
+        };
+        Ok::<_, anyhow::Error>(shutdown(&kernel, code).await)
+    })?;
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    Ok(code)
+}
+
+/// Unloads the tree within [`SHUTDOWN_TIMEOUT`]; a signal meanwhile cuts it short.
+async fn shutdown(kernel: &Kernel, code: i32) -> i32 {
+    tokio::select! {
+        finished = tokio::time::timeout(SHUTDOWN_TIMEOUT, kernel.shutdown()) => {
+            if finished.is_err() {
+                tracing::warn!("the plugin tree did not unload within {SHUTDOWN_TIMEOUT:?}");
+            }
+        }
+        _ = signal() => tracing::warn!("second signal: exiting without waiting for the unload"),
+    }
+    code
+}
+
+/// The exit code of the next SIGINT (130) or SIGTERM (0).
+async fn signal() -> i32 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::SignalKind;
+        use tokio::signal::unix::signal;
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
+                _ = interrupt.recv() => 130,
+                _ = terminate.recv() => 0,
+            },
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => 130,
+            Err(_) => std::future::pending().await,
+        }
+    }
+}

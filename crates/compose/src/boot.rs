@@ -1,0 +1,434 @@
+//! Boot: mount the composed rows on a kernel, wait for them to settle, and audit them.
+
+use std::fmt;
+use std::sync::Arc;
+
+use dsh_kernel::AuditError;
+use dsh_kernel::BoxError;
+use dsh_kernel::ConfigSource;
+use dsh_kernel::Context;
+use dsh_kernel::DynPlugin;
+use dsh_kernel::FiberId;
+use dsh_kernel::FiberLabel;
+use dsh_kernel::Kernel;
+use dsh_kernel::KernelError;
+use dsh_kernel::Mount;
+use dsh_kernel::Plugin;
+
+use crate::compose::Composition;
+use crate::expr::Expression;
+use crate::expr::LaunchEnv;
+use crate::expr::Template;
+use crate::node::Map;
+use crate::node::Node;
+use crate::registry::GROUP_PLUGIN;
+use crate::registry::Registry;
+
+/// Why a composition did not boot.
+#[derive(Debug, thiserror::Error)]
+pub enum BootError {
+    /// Some rows cannot be mounted at all (unknown plugin, bad key, bad expression).
+    #[error("{}", rows_message(.errors, .hint.as_deref()))]
+    Rows {
+        /// One entry per problem, in row order.
+        errors: Vec<RowError>,
+        /// What to do about plugins this build lacks, when some are missing.
+        hint: Option<String>,
+    },
+    /// Rows were mounted but did not all activate.
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+    /// The kernel refused a mount.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+}
+
+/// One row that cannot be mounted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowError {
+    /// How the row is named: `row "id"`, or `row N` when it has no id.
+    pub row: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.row, self.message)
+    }
+}
+
+fn rows_message(errors: &[RowError], hint: Option<&str>) -> String {
+    let noun = if errors.len() == 1 {
+        "problem"
+    } else {
+        "problems"
+    };
+    let mut text = format!("{} {noun} with rows:", errors.len());
+    for error in errors {
+        text.push_str("\n  ");
+        text.push_str(&error.to_string());
+    }
+    if let Some(hint) = hint {
+        text.push('\n');
+        text.push_str(hint);
+    }
+    text
+}
+
+/// The rows a boot mounted.
+#[derive(Debug, Clone)]
+pub struct BootedTree {
+    rows: Vec<MountedRow>,
+}
+
+#[derive(Debug, Clone)]
+struct MountedRow {
+    fiber: FiberId,
+    group: Option<Vec<RowPlan>>,
+}
+
+impl BootedTree {
+    /// The fibers of every mounted row, group members included, in row order.
+    pub fn fibers(&self, kernel: &Kernel) -> Vec<FiberId> {
+        let mut fibers = Vec::new();
+        for row in &self.rows {
+            collect_fibers(kernel, row.fiber, row.group.as_deref(), &mut fibers);
+        }
+        fibers
+    }
+}
+
+fn collect_fibers(
+    kernel: &Kernel,
+    fiber: FiberId,
+    group: Option<&[RowPlan]>,
+    out: &mut Vec<FiberId>,
+) {
+    out.push(fiber);
+    if let Some(children) = group {
+        for (child, plan) in kernel.children(fiber).into_iter().zip(children) {
+            collect_fibers(kernel, child, plan.children.as_deref(), out);
+        }
+    }
+}
+
+/// Mounts every enabled row of `composition` under the kernel's root, waits until nothing is
+/// loading, and audits that every mounted row is active. Rows that cannot be mounted (an
+/// unknown plugin, a bad key or expression) are all reported before anything is mounted.
+pub async fn boot(
+    kernel: &Kernel,
+    composition: &Composition,
+    registry: &Registry,
+    launch: Arc<LaunchEnv>,
+) -> Result<BootedTree, BootError> {
+    let plans = plan_rows(composition.rows(), registry, &launch)?;
+    let root = kernel.root();
+    let mut rows = Vec::with_capacity(plans.len());
+    for plan in plans {
+        let group = plan.children.clone();
+        let fiber = mount_row(&root, plan, &launch)?;
+        rows.push(MountedRow { fiber, group });
+    }
+    kernel.settle().await;
+    let tree = BootedTree { rows };
+    kernel.audit(&tree.fibers(kernel))?;
+    Ok(tree)
+}
+
+/// A row checked and ready to mount.
+#[derive(Clone)]
+struct RowPlan {
+    label: FiberLabel,
+    plugin: Option<Arc<dyn DynPlugin>>,
+    inject: Vec<String>,
+    config: Template,
+    /// The member rows, for a group.
+    children: Option<Vec<RowPlan>>,
+}
+
+impl fmt::Debug for RowPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowPlan")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+fn plan_rows(
+    rows: &[Node],
+    registry: &Registry,
+    launch: &LaunchEnv,
+) -> Result<Vec<RowPlan>, BootError> {
+    let mut errors = Vec::new();
+    let plans = plan_list(rows, registry, launch, &mut errors);
+    if errors.is_empty() {
+        return Ok(plans);
+    }
+    let missing = errors
+        .iter()
+        .find(|error| error.message.ends_with(NOT_BUILT));
+    let hint = missing.map(|error| {
+        let known: Vec<&str> = registry.names().collect();
+        format!(
+            "This dsh is built with the plugins: {}. Turn a row off with a patch entry \
+             such as `- {{id: {}, disabled: true}}`.",
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            },
+            error
+                .row
+                .strip_prefix("row ")
+                .unwrap_or(&error.row)
+                .trim_matches('"'),
+        )
+    });
+    Err(BootError::Rows { errors, hint })
+}
+
+const NOT_BUILT: &str = "is not built into this dsh";
+
+fn plan_list(
+    rows: &[Node],
+    registry: &Registry,
+    launch: &LaunchEnv,
+    errors: &mut Vec<RowError>,
+) -> Vec<RowPlan> {
+    rows.iter()
+        .enumerate()
+        .filter_map(|(index, row)| plan_row(row, index + 1, registry, launch, errors))
+        .collect()
+}
+
+const ROW_KEYS: [&str; 8] = [
+    "id",
+    "name",
+    "config",
+    "disabled",
+    "inject",
+    "group",
+    "isolate",
+    "intercept",
+];
+
+fn plan_row(
+    row: &Node,
+    position: usize,
+    registry: &Registry,
+    launch: &LaunchEnv,
+    errors: &mut Vec<RowError>,
+) -> Option<RowPlan> {
+    let Some(map) = row.as_map() else {
+        errors.push(RowError {
+            row: format!("row {position}"),
+            message: "must be a mapping with id and name".to_owned(),
+        });
+        return None;
+    };
+    let id = map.get("id").and_then(Node::as_str);
+    let name_of_row = id.map_or_else(|| format!("row {position}"), |id| format!("row \"{id}\""));
+    let mut fail = |message: String| {
+        errors.push(RowError {
+            row: name_of_row.clone(),
+            message,
+        });
+    };
+    match is_disabled(map, launch) {
+        Ok(true) => return None,
+        Ok(false) => {}
+        Err(message) => {
+            fail(message);
+            return None;
+        }
+    }
+    let mut ok = true;
+    if map.get("id").is_some_and(|id| id.as_str().is_none()) {
+        fail("`id` must be a string".to_owned());
+        ok = false;
+    }
+    for (key, value) in map.iter() {
+        if !ROW_KEYS.contains(&key) {
+            fail(format!(
+                "unknown key `{key}` (a row has {})",
+                ROW_KEYS.join(", ")
+            ));
+            ok = false;
+        } else if matches!(key, "isolate" | "intercept") && !is_empty(value) {
+            fail(format!(
+                "`{key}` is not supported by this dsh: all rows share one service realm"
+            ));
+            ok = false;
+        }
+    }
+    let inject = match row_inject(map) {
+        Ok(inject) => inject,
+        Err(message) => {
+            fail(message);
+            ok = false;
+            Vec::new()
+        }
+    };
+    let Some(name) = map.get("name").and_then(Node::as_str) else {
+        fail("needs a `name` naming its plugin".to_owned());
+        return None;
+    };
+    let label = FiberLabel {
+        row: id.map(str::to_owned),
+        plugin: name.to_owned(),
+    };
+    if name == GROUP_PLUGIN {
+        let members = match map.get("config") {
+            None | Some(Node::Null) => Vec::new(),
+            Some(Node::Seq(members)) => members.clone(),
+            Some(_) => {
+                fail("a cordis:group row's `config` must be its list of rows".to_owned());
+                return None;
+            }
+        };
+        let children = plan_list(&members, registry, launch, errors);
+        return ok.then_some(RowPlan {
+            label,
+            plugin: None,
+            inject,
+            config: Template::Literal(serde_json::Value::Null),
+            children: Some(children),
+        });
+    }
+    if map.get("group").is_some_and(Node::is_truthy) {
+        fail(format!("only {GROUP_PLUGIN} rows can be groups"));
+        ok = false;
+    }
+    let plugin = registry.get(name).cloned();
+    if plugin.is_none() {
+        fail(format!("plugin \"{name}\" {NOT_BUILT}"));
+        ok = false;
+    }
+    let config = match Template::compile(map.get("config").unwrap_or(&Node::Null), "config") {
+        Ok(config) => config,
+        Err(problems) => {
+            for problem in problems {
+                fail(problem.to_string());
+            }
+            return None;
+        }
+    };
+    if !ok {
+        return None;
+    }
+    Some(RowPlan {
+        label,
+        plugin,
+        inject,
+        config,
+        children: None,
+    })
+}
+
+/// `disabled`: absent, a literal (JavaScript truthiness), or an expression evaluated now.
+fn is_disabled(map: &Map, launch: &LaunchEnv) -> Result<bool, String> {
+    match map.get("disabled") {
+        None => Ok(false),
+        Some(Node::Expr(source)) => Expression::parse(source)
+            .and_then(|expression| expression.evaluate_truthy(launch))
+            .map_err(|error| format!("disabled: {error}")),
+        Some(value) => Ok(value.is_truthy()),
+    }
+}
+
+fn is_empty(value: &Node) -> bool {
+    match value {
+        Node::Null => true,
+        Node::Map(map) => map.is_empty(),
+        Node::Seq(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+/// A row's `inject`: a list of service names, or a mapping whose keys are the names.
+fn row_inject(map: &Map) -> Result<Vec<String>, String> {
+    let shape = || "`inject` must be a list of service names".to_owned();
+    match map.get("inject") {
+        None | Some(Node::Null) => Ok(Vec::new()),
+        Some(Node::Seq(items)) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned).ok_or_else(shape))
+            .collect(),
+        Some(Node::Map(services)) => services
+            .iter()
+            .map(|(name, value)| {
+                if is_empty(value) || matches!(value, Node::Bool(true)) {
+                    Ok(name.to_owned())
+                } else {
+                    Err(format!(
+                        "`inject.{name}` carries intercept config, which this dsh does not support"
+                    ))
+                }
+            })
+            .collect(),
+        Some(_) => Err(shape()),
+    }
+}
+
+fn mount_row(
+    parent: &Context,
+    plan: RowPlan,
+    launch: &Arc<LaunchEnv>,
+) -> Result<FiberId, KernelError> {
+    let (plugin, config): (Arc<dyn DynPlugin>, ConfigSource) = match plan.children {
+        Some(children) => (
+            Arc::new(Group {
+                children,
+                launch: Arc::clone(launch),
+            }),
+            ConfigSource::none(),
+        ),
+        None => {
+            let plugin = plan.plugin.ok_or_else(|| KernelError::Unavailable {
+                service: "plugin".to_owned(),
+                fiber: plan.label.clone(),
+            })?;
+            (plugin, config_source(plan.config, launch))
+        }
+    };
+    parent
+        .mount(Mount {
+            label: plan.label,
+            plugin,
+            inject: plan.inject,
+            config,
+        })
+        .map(|fiber| fiber.id())
+}
+
+/// A fixed config, or one resolved at each activation with the row's injected services.
+fn config_source(template: Template, launch: &Arc<LaunchEnv>) -> ConfigSource {
+    if let Some(value) = template.as_literal() {
+        return ConfigSource::Value(value.clone());
+    }
+    let launch = Arc::clone(launch);
+    ConfigSource::resolver(move |ctx| {
+        let services = |name: &str| ctx.service_fields(name).map_err(|error| error.to_string());
+        template
+            .resolve("config", &launch, Some(&services))
+            .map_err(|error| Box::new(error) as BoxError)
+    })
+}
+
+/// The `cordis:group` row: mounts its member rows as its children.
+struct Group {
+    children: Vec<RowPlan>,
+    launch: Arc<LaunchEnv>,
+}
+
+impl Plugin for Group {
+    type Config = ();
+
+    async fn apply(&self, ctx: Context, (): ()) -> Result<(), BoxError> {
+        for child in &self.children {
+            mount_row(&ctx, child.clone(), &self.launch)?;
+        }
+        Ok(())
+    }
+}

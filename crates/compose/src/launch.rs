@@ -1,0 +1,71 @@
+//! Services a launcher provides on the root before any row mounts.
+
+use dsh_kernel::ServiceKey;
+use tokio::sync::watch;
+
+/// The arguments after the launcher's own flags, for the app rows that parse them.
+pub const CMDLINE_ARGS: ServiceKey<CmdlineArgs> = ServiceKey::new("cmdlineArgs");
+
+/// How an app row asks the launcher to shut down and exit.
+pub const APP_EXIT: ServiceKey<AppExit> = ServiceKey::new("appExit");
+
+/// The app's command line, frozen at launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdlineArgs {
+    args: Vec<String>,
+}
+
+impl CmdlineArgs {
+    /// Wraps `args`.
+    pub fn new(args: Vec<String>) -> Self {
+        Self { args }
+    }
+
+    /// The arguments, in order.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+}
+
+/// Requests a bounded shutdown with an exit code; the first request wins.
+#[derive(Debug)]
+pub struct AppExit {
+    sender: watch::Sender<Option<i32>>,
+}
+
+/// The launcher's end of [`AppExit`].
+#[derive(Debug)]
+pub struct ExitRequests {
+    receiver: watch::Receiver<Option<i32>>,
+}
+
+impl AppExit {
+    /// A new exit channel.
+    pub fn channel() -> (Self, ExitRequests) {
+        let (sender, receiver) = watch::channel(None);
+        (Self { sender }, ExitRequests { receiver })
+    }
+
+    /// Asks the launcher to shut down and exit with `code` (later requests are ignored).
+    pub fn request(&self, code: i32) {
+        self.sender.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(code);
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+impl ExitRequests {
+    /// Waits for the first exit request and returns its code. If every [`AppExit`] is gone
+    /// without a request, this never returns.
+    pub async fn requested(&mut self) -> i32 {
+        match self.receiver.wait_for(Option::is_some).await {
+            Ok(code) => code.unwrap_or(0),
+            Err(_) => std::future::pending().await,
+        }
+    }
+}

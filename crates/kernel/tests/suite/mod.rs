@@ -1,0 +1,5 @@
+mod audit;
+mod dispatch;
+mod effects;
+mod lifecycle;
+mod support;
