@@ -1,1 +1,7 @@
+mod boot;
+mod compose;
+mod expr;
+mod patch;
+mod profile;
+mod support;
 mod yaml;

@@ -1,0 +1,11 @@
+//! Integration tests of the `dsh` binary, in one test binary.
+
+// Test helpers outside #[test] functions may unwrap and index too.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod suite;

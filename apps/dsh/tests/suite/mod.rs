@@ -1,0 +1,4 @@
+mod boot;
+mod dump;
+mod launcher;
+mod support;

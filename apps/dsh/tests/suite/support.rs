@@ -1,0 +1,72 @@
+//! Running the built `dsh` with a private `DSH_HOME`.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::process::Output;
+
+/// A temporary `DSH_HOME` and working directory for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        Self { dir }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// Writes `text` at `path` under the sandbox and returns the absolute path.
+    pub fn write(&self, path: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dsh"));
+        command
+            .args(args)
+            .current_dir(self.work())
+            .env("DSH_HOME", self.home())
+            .env_remove("DSH_LOG")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.command(args).output().unwrap())
+    }
+}
+
+/// What one run printed and how it exited.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Self {
+        Self {
+            code: output.status.code(),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+}
+
+pub fn display(path: &Path) -> String {
+    path.display().to_string()
+}

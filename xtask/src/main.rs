@@ -1,0 +1,155 @@
+//! Project tasks, run as `cargo xtask <task>`:
+//!
+//! - `ci`: what CI runs: rustfmt check, clippy with warnings denied, every test (nextest when
+//!   installed, else `cargo test`), doc tests, and `cargo deny check`.
+//! - `bench`: the criterion benchmarks, then whole-process measurements of the `dsh` binary.
+//! - `deny`: `cargo deny check` alone.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::process::ExitCode;
+use std::time::Duration;
+use std::time::Instant;
+
+mod process_bench;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (task, rest) = args
+        .split_first()
+        .map_or((None, &[][..]), |(task, rest)| (Some(task.as_str()), rest));
+    let result = match task {
+        Some("ci") => ci(),
+        Some("bench") => bench(rest),
+        Some("deny") => deny(),
+        Some(process_bench::MEASURE) => process_bench::measure(rest),
+        _ => Err("usage: cargo xtask ci | bench [--quick] | deny\n\
+             \n  ci     fmt check, clippy -D warnings, tests, doc tests, cargo deny\
+             \n  bench  criterion benchmarks and whole-process dsh measurements\
+             \n  deny   cargo deny check (licenses, advisories, bans, sources)"
+            .to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            report(&format!("xtask: {message}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn report(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Runs `cargo <args>` in the workspace root and fails if it fails.
+fn cargo(args: &[&str]) -> Result<(), String> {
+    report(&format!("==> cargo {}", args.join(" ")));
+    let started = Instant::now();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(args)
+        .current_dir(workspace_root())
+        .status()
+        .map_err(|error| format!("cannot run cargo: {error}"))?;
+    report(&format!("    ({:.1?})", started.elapsed()));
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn has_cargo_subcommand(name: &str) -> bool {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args([name, "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+fn ci() -> Result<(), String> {
+    cargo(&["fmt", "--all", "--", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    if has_cargo_subcommand("nextest") {
+        cargo(&[
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ])?;
+        cargo(&["test", "--workspace", "--locked", "--doc"])?;
+    } else {
+        cargo(&["test", "--workspace", "--locked"])?;
+    }
+    deny()
+}
+
+fn deny() -> Result<(), String> {
+    if !has_cargo_subcommand("deny") {
+        return Err(
+            "cargo-deny is not installed: cargo install --locked cargo-deny (.ci/run does this)"
+                .to_owned(),
+        );
+    }
+    cargo(&["deny", "--locked", "check", "bans", "licenses", "sources"])?;
+    // The advisory database is fetched from GitHub; on a machine that reaches only the
+    // package registries, say so instead of failing on the network.
+    report("==> cargo deny --locked check advisories");
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(["deny", "--locked", "check", "advisories"])
+        .current_dir(workspace_root())
+        .output()
+        .map_err(|error| format!("cannot run cargo deny: {error}"))?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    if output.status.success() {
+        report("    advisories ok");
+        Ok(())
+    } else if text.contains("failed to fetch advisory database") {
+        report(
+            "    advisories NOT CHECKED: the RustSec advisory database cannot be fetched from \
+             this machine (no network beyond the package registries)",
+        );
+        Ok(())
+    } else {
+        report(&text);
+        Err("cargo deny found advisories".to_owned())
+    }
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|arg| arg == "--quick");
+    let mut criterion = vec!["bench", "--workspace", "--locked", "--"];
+    if quick {
+        criterion.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
+    }
+    cargo(&criterion)?;
+    cargo(&["build", "--release", "--locked", "-p", "dsh"])?;
+    let binary = workspace_root().join("target/release/dsh");
+    process_bench::run(&binary, if quick { 20 } else { 100 })
+}
+
+/// Median and 90th percentile of `samples`.
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort_unstable();
+    let at = |fraction: f64| {
+        let index = ((samples.len() as f64 - 1.0) * fraction).round() as usize;
+        samples.get(index).copied().unwrap_or_default()
+    };
+    (at(0.5), at(0.9))
+}

@@ -1,0 +1,169 @@
+//! Whole-process measurements of the `dsh` binary: wall time and peak RSS, compared with
+//! the figures the issues give for dsh 0.1.1 on the same kind of machine.
+
+use std::path::Path;
+use std::process::Command;
+use std::process::Stdio;
+use std::time::Duration;
+use std::time::Instant;
+
+use nix::sys::resource::UsageWho;
+use nix::sys::resource::getrusage;
+
+use crate::percentiles;
+use crate::report;
+
+struct Case {
+    name: &'static str,
+    args: &'static [&'static str],
+    /// dsh 0.1.1's figure, as the issue states it.
+    baseline: &'static str,
+    wall_target: Duration,
+    rss_target_kib: i64,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "dsh --profile web --dump-config",
+        args: &["--profile", "web", "--dump-config"],
+        baseline: "dsh 0.1.1: 0.13-0.16 s, 64 MB",
+        wall_target: Duration::from_millis(15),
+        rss_target_kib: 10 * 1024,
+    },
+    Case {
+        name: "dsh --profile headless --dump-config",
+        args: &["--profile", "headless", "--dump-config"],
+        baseline: "dsh 0.1.1: 0.13-0.16 s, 64 MB",
+        wall_target: Duration::from_millis(15),
+        rss_target_kib: 10 * 1024,
+    },
+];
+
+/// Runs each case `runs` times with a private `DSH_HOME` and prints the figures.
+pub fn run(binary: &Path, runs: usize) -> Result<(), String> {
+    let home = std::env::temp_dir().join(format!("dsh-bench-{}", std::process::id()));
+    let outcome = run_cases(binary, runs, &home);
+    let _ = std::fs::remove_dir_all(&home);
+    outcome
+}
+
+fn run_cases(binary: &Path, runs: usize, home: &Path) -> Result<(), String> {
+    report("");
+    report(&format!(
+        "whole-process measurements ({runs} runs each, after one warm-up run)"
+    ));
+    let mut missed = Vec::new();
+    for case in CASES {
+        let (median, p90, peak) = measure_in_fresh_process(binary, runs, home, case.args)?;
+        let verdict = if median <= case.wall_target && peak <= case.rss_target_kib {
+            "ok"
+        } else {
+            "MISSED"
+        };
+        report(&format!(
+            "  {:<40} median {median:>9.2?}  p90 {p90:>9.2?}  peak RSS {:>6.1} MiB  \
+             (target < {:?}, < {} MiB; {})  {verdict}",
+            case.name,
+            peak as f64 / 1024.0,
+            case.wall_target,
+            case.rss_target_kib / 1024,
+            case.baseline,
+        ));
+        if verdict != "ok" {
+            missed.push(case.name);
+        }
+    }
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("targets missed: {}", missed.join(", ")))
+    }
+}
+
+/// The hidden task that does the measuring, in a process whose only children are the runs
+/// of `dsh` (so the children's peak RSS is theirs, not cargo's or rustc's).
+pub const MEASURE: &str = "measure-process";
+
+/// Runs [`MEASURE`] in a fresh `xtask` process and reads back median, p90 and peak RSS.
+fn measure_in_fresh_process(
+    binary: &Path,
+    runs: usize,
+    home: &Path,
+    args: &[&str],
+) -> Result<(Duration, Duration, i64), String> {
+    let me = std::env::current_exe().map_err(|error| format!("cannot find xtask: {error}"))?;
+    let output = Command::new(me)
+        .arg(MEASURE)
+        .arg(runs.to_string())
+        .arg(home)
+        .arg(binary)
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|error| format!("cannot run the measuring process: {error}"))?;
+    if !output.status.success() {
+        return Err("the measuring process failed".to_owned());
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let fields: Vec<u64> = text
+        .split_whitespace()
+        .filter_map(|field| field.parse().ok())
+        .collect();
+    match fields.as_slice() {
+        [median, p90, peak] => Ok((
+            Duration::from_nanos(*median),
+            Duration::from_nanos(*p90),
+            i64::try_from(*peak).unwrap_or(i64::MAX),
+        )),
+        _ => Err(format!("unexpected measurement output: {text}")),
+    }
+}
+
+/// `measure-process <runs> <home> <binary> <args...>`: one warm-up run (which also scaffolds
+/// the profile, as a user's first run does), then `runs` timed runs; prints
+/// `<median ns> <p90 ns> <peak RSS KiB>`.
+pub fn measure(args: &[String]) -> Result<(), String> {
+    let [runs, home, binary, rest @ ..] = args else {
+        return Err(format!("usage: {MEASURE} <runs> <home> <binary> <args...>"));
+    };
+    let runs: usize = runs.parse().map_err(|_| format!("bad run count {runs}"))?;
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let (binary, home) = (Path::new(binary), Path::new(home));
+    spawn(binary, &rest, home)?;
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        samples.push(spawn(binary, &rest, home)?);
+    }
+    let (median, p90) = percentiles(&mut samples);
+    let peak = getrusage(UsageWho::RUSAGE_CHILDREN)
+        .map(|usage| usage.max_rss())
+        .map_err(|error| format!("getrusage: {error}"))?;
+    use std::io::Write as _;
+    writeln!(
+        std::io::stdout(),
+        "{} {} {peak}",
+        median.as_nanos(),
+        p90.as_nanos()
+    )
+    .map_err(|error| error.to_string())
+}
+
+fn spawn(binary: &Path, args: &[&str], home: &Path) -> Result<Duration, String> {
+    let started = Instant::now();
+    let status = Command::new(binary)
+        .args(args)
+        .env("DSH_HOME", home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|error| format!("cannot run {}: {error}", binary.display()))?;
+    let elapsed = started.elapsed();
+    if !status.success() {
+        return Err(format!(
+            "{} {} failed: {status}",
+            binary.display(),
+            args.join(" ")
+        ));
+    }
+    Ok(elapsed)
+}
