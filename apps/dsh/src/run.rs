@@ -30,6 +30,9 @@ pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Resu
         .build()
         .context("cannot start the async runtime")?;
     let code = runtime.block_on(async move {
+        // Listen before anything mounts and keep listening: a signal between two waits is
+        // kept for the next one, never lost.
+        let mut signals = Signals::listen()?;
         let kernel = Kernel::new()?;
         let root = kernel.root();
         root.provide(&CMDLINE_ARGS, Arc::new(CmdlineArgs::new(args)))?;
@@ -40,58 +43,74 @@ pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Resu
 
         let booted = tokio::select! {
             booted = boot(&kernel, &prepared.composition, &registry, launch) => booted,
-            code = signal() => return Ok(shutdown(&kernel, code).await),
+            code = signals.next() => return Ok(shutdown(&kernel, code, &mut signals).await),
         };
         if let Err(error) = booted {
-            shutdown(&kernel, 1).await;
+            shutdown(&kernel, 1, &mut signals).await;
             return Err(anyhow::Error::new(error).context("plugin tree failed to load"));
         }
         tracing::debug!(profile = %prepared.profile.name, "booted");
         let code = tokio::select! {
             code = exit_requests.requested() => code,
-            code = signal() => code,
+            code = signals.next() => code,
         };
-        Ok::<_, anyhow::Error>(shutdown(&kernel, code).await)
+        Ok::<_, anyhow::Error>(shutdown(&kernel, code, &mut signals).await)
     })?;
     runtime.shutdown_timeout(Duration::from_millis(100));
     Ok(code)
 }
 
 /// Unloads the tree within [`SHUTDOWN_TIMEOUT`]; a signal meanwhile cuts it short.
-async fn shutdown(kernel: &Kernel, code: i32) -> i32 {
+async fn shutdown(kernel: &Kernel, code: i32, signals: &mut Signals) -> i32 {
     tokio::select! {
         finished = tokio::time::timeout(SHUTDOWN_TIMEOUT, kernel.shutdown()) => {
             if finished.is_err() {
                 tracing::warn!("the plugin tree did not unload within {SHUTDOWN_TIMEOUT:?}");
             }
         }
-        _ = signal() => tracing::warn!("second signal: exiting without waiting for the unload"),
+        _ = signals.next() => tracing::warn!("second signal: exiting without waiting for the unload"),
     }
     code
 }
 
-/// The exit code of the next SIGINT (130) or SIGTERM (0).
-async fn signal() -> i32 {
+/// SIGINT and SIGTERM, listened to for the whole run.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::SignalKind;
-        use tokio::signal::unix::signal;
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
-                _ = interrupt.recv() => 130,
-                _ = terminate.recv() => 0,
-            },
-            _ => std::future::pending().await,
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn listen() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::SignalKind;
+            use tokio::signal::unix::signal;
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(Self {})
     }
-    #[cfg(not(unix))]
-    {
-        match tokio::signal::ctrl_c().await {
-            Ok(()) => 130,
-            Err(_) => std::future::pending().await,
+
+    /// The exit code of the next signal: 130 for SIGINT, 0 for SIGTERM.
+    async fn next(&mut self) -> i32 {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => 130,
+                _ = self.terminate.recv() => 0,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => 130,
+                Err(_) => std::future::pending().await,
+            }
         }
     }
 }

@@ -85,7 +85,8 @@ pub struct BootedTree {
 #[derive(Debug, Clone)]
 struct MountedRow {
     fiber: FiberId,
-    group: Option<Vec<RowPlan>>,
+    /// The member rows, for a group.
+    members: Option<Vec<RowPlan>>,
 }
 
 impl BootedTree {
@@ -93,7 +94,7 @@ impl BootedTree {
     pub fn fibers(&self, kernel: &Kernel) -> Vec<FiberId> {
         let mut fibers = Vec::new();
         for row in &self.rows {
-            collect_fibers(kernel, row.fiber, row.group.as_deref(), &mut fibers);
+            collect_fibers(kernel, row.fiber, row.members.as_deref(), &mut fibers);
         }
         fibers
     }
@@ -102,13 +103,14 @@ impl BootedTree {
 fn collect_fibers(
     kernel: &Kernel,
     fiber: FiberId,
-    group: Option<&[RowPlan]>,
+    members: Option<&[RowPlan]>,
     out: &mut Vec<FiberId>,
 ) {
     out.push(fiber);
-    if let Some(children) = group {
-        for (child, plan) in kernel.children(fiber).into_iter().zip(children) {
-            collect_fibers(kernel, child, plan.children.as_deref(), out);
+    if let Some(members) = members {
+        // A group mounts exactly its members, in order.
+        for (child, plan) in kernel.children(fiber).into_iter().zip(members) {
+            collect_fibers(kernel, child, plan.members(), out);
         }
     }
 }
@@ -126,9 +128,9 @@ pub async fn boot(
     let root = kernel.root();
     let mut rows = Vec::with_capacity(plans.len());
     for plan in plans {
-        let group = plan.children.clone();
+        let members = plan.members().map(<[RowPlan]>::to_vec);
         let fiber = mount_row(&root, plan, &launch)?;
-        rows.push(MountedRow { fiber, group });
+        rows.push(MountedRow { fiber, members });
     }
     kernel.settle().await;
     let tree = BootedTree { rows };
@@ -140,11 +142,28 @@ pub async fn boot(
 #[derive(Clone)]
 struct RowPlan {
     label: FiberLabel,
-    plugin: Option<Arc<dyn DynPlugin>>,
     inject: Vec<String>,
-    config: Template,
-    /// The member rows, for a group.
-    children: Option<Vec<RowPlan>>,
+    kind: RowKind,
+}
+
+#[derive(Clone)]
+enum RowKind {
+    /// A plugin row with its config.
+    Plugin {
+        plugin: Arc<dyn DynPlugin>,
+        config: Template,
+    },
+    /// A `cordis:group` row with its member rows.
+    Group(Vec<RowPlan>),
+}
+
+impl RowPlan {
+    fn members(&self) -> Option<&[RowPlan]> {
+        match &self.kind {
+            RowKind::Group(members) => Some(members),
+            RowKind::Plugin { .. } => None,
+        }
+    }
 }
 
 impl fmt::Debug for RowPlan {
@@ -287,13 +306,11 @@ fn plan_row(
                 return None;
             }
         };
-        let children = plan_list(&members, registry, launch, errors);
+        let members = plan_list(&members, registry, launch, errors);
         return ok.then_some(RowPlan {
             label,
-            plugin: None,
             inject,
-            config: Template::Literal(serde_json::Value::Null),
-            children: Some(children),
+            kind: RowKind::Group(members),
         });
     }
     if map.get("group").is_some_and(Node::is_truthy) {
@@ -303,27 +320,24 @@ fn plan_row(
     let plugin = registry.get(name).cloned();
     if plugin.is_none() {
         fail(format!("plugin \"{name}\" {NOT_BUILT}"));
-        ok = false;
     }
     let config = match Template::compile(map.get("config").unwrap_or(&Node::Null), "config") {
-        Ok(config) => config,
+        Ok(config) => Some(config),
         Err(problems) => {
             for problem in problems {
                 fail(problem.to_string());
             }
-            return None;
+            None
         }
     };
-    if !ok {
-        return None;
+    match (plugin, config) {
+        (Some(plugin), Some(config)) if ok => Some(RowPlan {
+            label,
+            inject,
+            kind: RowKind::Plugin { plugin, config },
+        }),
+        _ => None,
     }
-    Some(RowPlan {
-        label,
-        plugin,
-        inject,
-        config,
-        children: None,
-    })
 }
 
 /// `disabled`: absent, a literal (JavaScript truthiness), or an expression evaluated now.
@@ -376,21 +390,15 @@ fn mount_row(
     plan: RowPlan,
     launch: &Arc<LaunchEnv>,
 ) -> Result<FiberId, KernelError> {
-    let (plugin, config): (Arc<dyn DynPlugin>, ConfigSource) = match plan.children {
-        Some(children) => (
+    let (plugin, config): (Arc<dyn DynPlugin>, ConfigSource) = match plan.kind {
+        RowKind::Group(members) => (
             Arc::new(Group {
-                children,
+                members,
                 launch: Arc::clone(launch),
             }),
             ConfigSource::none(),
         ),
-        None => {
-            let plugin = plan.plugin.ok_or_else(|| KernelError::Unavailable {
-                service: "plugin".to_owned(),
-                fiber: plan.label.clone(),
-            })?;
-            (plugin, config_source(plan.config, launch))
-        }
+        RowKind::Plugin { plugin, config } => (plugin, config_source(config, launch)),
     };
     parent
         .mount(Mount {
@@ -418,7 +426,7 @@ fn config_source(template: Template, launch: &Arc<LaunchEnv>) -> ConfigSource {
 
 /// The `cordis:group` row: mounts its member rows as its children.
 struct Group {
-    children: Vec<RowPlan>,
+    members: Vec<RowPlan>,
     launch: Arc<LaunchEnv>,
 }
 
@@ -426,8 +434,8 @@ impl Plugin for Group {
     type Config = ();
 
     async fn apply(&self, ctx: Context, (): ()) -> Result<(), BoxError> {
-        for child in &self.children {
-            mount_row(&ctx, child.clone(), &self.launch)?;
+        for member in &self.members {
+            mount_row(&ctx, member.clone(), &self.launch)?;
         }
         Ok(())
     }

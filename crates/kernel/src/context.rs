@@ -176,8 +176,10 @@ impl Context {
         task: impl Future<Output = ()> + Send + 'static,
     ) -> Result<Disposer, KernelError> {
         self.runtime.lock().check_live(self.fiber)?;
-        let handle = self.runtime.handle().spawn(task);
-        self.effect(move || handle.abort())
+        let task = self.runtime.handle().spawn(task).abort_handle();
+        let abort = task.clone();
+        self.effect(move || abort.abort())
+            .inspect_err(|_| task.abort())
     }
 
     /// Mounts `plugin` as a child fiber with `config`. It starts once its injected services are
@@ -224,14 +226,14 @@ impl Context {
         })
     }
 
-    pub(crate) fn push(&self, undo: Undo) -> Result<Disposer, KernelError> {
+    fn push(&self, undo: Undo) -> Result<Disposer, KernelError> {
         let mut st = self.runtime.lock();
         st.check_live(self.fiber)?;
         let effect = st.push_effect(self.fiber, undo);
         Ok(self.disposer(effect))
     }
 
-    fn disposer(&self, effect: u64) -> Disposer {
+    pub(crate) fn disposer(&self, effect: u64) -> Disposer {
         Disposer {
             runtime: Arc::downgrade(&self.runtime),
             fiber: self.fiber,

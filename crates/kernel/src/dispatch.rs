@@ -83,8 +83,8 @@ impl Context {
             updated.push(slot);
         }
         table.list = Box::new(Snapshot::<ListenerOf<E>>::from(updated));
-        drop(st);
-        self.push(Undo::Listener { event, id })
+        let effect = st.push_effect(self.fiber, Undo::Listener { event, id });
+        Ok(self.disposer(effect))
     }
 
     fn snapshot<E: Event>(&self) -> Snapshot<ListenerOf<E>> {

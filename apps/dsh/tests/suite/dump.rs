@@ -24,52 +24,42 @@ fn row_ids(dump: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_web_dump_is_loadable_yaml_with_dsh_row_ids_and_provenance() {
+/// Dumps `profile` from an empty `DSH_HOME`: exit 0, empty stderr, loadable YAML holding
+/// `ids`, and the text locked by the snapshot `name`.
+fn assert_shipped_dump(profile: &str, ids: &[&str], name: &str) {
     let sandbox = Sandbox::new();
-    let run = sandbox.run(&["--profile", "web", "--dump-config"]);
+    let run = sandbox.run(&["--profile", profile, "--dump-config"]);
     assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
-    let ids = row_ids(&run.stdout);
-    for id in [
-        "session-persistence-jsonl",
-        "llm-deepseek",
-        "agent-loop",
-        "tool-bash",
-        "bash-sandbox",
-        "tools",
-        "webserver",
-        "web-startup",
-    ] {
+    let found = row_ids(&run.stdout);
+    for id in ids {
         assert!(
-            ids.iter().any(|known| known == id),
-            "{id} missing from {ids:?}"
+            found.iter().any(|known| known == id),
+            "{id} missing from {found:?}"
         );
     }
     assert!(run.stdout.starts_with("# == dsh-base\n"));
-    insta::assert_snapshot!("web_dump", run.stdout);
+    insta::assert_snapshot!(name, run.stdout);
+}
+
+const CORE_ROWS: [&str; 6] = [
+    "session-persistence-jsonl",
+    "llm-deepseek",
+    "agent-loop",
+    "tool-bash",
+    "bash-sandbox",
+    "tools",
+];
+
+#[test]
+fn the_web_dump_is_loadable_yaml_with_dsh_row_ids_and_provenance() {
+    let ids = [&CORE_ROWS[..], &["web-startup", "webserver", "web-runtime"]].concat();
+    assert_shipped_dump("web", &ids, "web_dump");
 }
 
 #[test]
 fn the_headless_dump_is_loadable_yaml_with_dsh_row_ids_and_provenance() {
-    let sandbox = Sandbox::new();
-    let run = sandbox.run(&["--profile", "headless", "--dump-config"]);
-    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
-    let ids = row_ids(&run.stdout);
-    for id in [
-        "session-persistence-jsonl",
-        "llm-deepseek",
-        "agent-loop",
-        "tool-bash",
-        "bash-sandbox",
-        "tools",
-        "headless-runner",
-    ] {
-        assert!(
-            ids.iter().any(|known| known == id),
-            "{id} missing from {ids:?}"
-        );
-    }
-    insta::assert_snapshot!("headless_dump", run.stdout);
+    let ids = [&CORE_ROWS[..], &["headless-startup", "headless-runner"]].concat();
+    assert_shipped_dump("headless", &ids, "headless_dump");
 }
 
 #[test]
