@@ -32,6 +32,7 @@ Examples:
     about = "dsh: boot a DeepSeek Harness profile, an ordered stack of plugin-bundle patch \
              layers under your own overrides.",
     disable_help_flag = true,
+    disable_help_subcommand = true,
     after_help = EXAMPLES,
     args_override_self = false
 )]
@@ -262,6 +263,10 @@ mod tests {
         assert_eq!(
             parse_args(&["--profile", "web", "-h"]).unwrap(),
             run("web", &[], &["-h"])
+        );
+        assert_eq!(
+            parse_args(&["--profile", "headless", "help", "me"]).unwrap(),
+            run("headless", &[], &["help", "me"])
         );
     }
 

@@ -21,6 +21,7 @@ use crate::expr::LaunchEnv;
 use crate::expr::Template;
 use crate::node::Map;
 use crate::node::Node;
+use crate::patch::quoted;
 use crate::registry::GROUP_PLUGIN;
 use crate::registry::Registry;
 
@@ -48,6 +49,8 @@ pub enum BootError {
 pub struct RowError {
     /// How the row is named: `row "id"`, or `row N` when it has no id.
     pub row: String,
+    /// The row's id, when it has one.
+    pub id: Option<String>,
     /// What is wrong.
     pub message: String,
 }
@@ -184,25 +187,30 @@ fn plan_rows(
     if errors.is_empty() {
         return Ok(plans);
     }
-    let missing = errors
+    let missing: Vec<&RowError> = errors
         .iter()
-        .find(|error| error.message.ends_with(NOT_BUILT));
-    let hint = missing.map(|error| {
+        .filter(|error| error.message.ends_with(NOT_BUILT))
+        .collect();
+    let hint = (!missing.is_empty()).then(|| {
         let known: Vec<&str> = registry.names().collect();
-        format!(
-            "This dsh is built with the plugins: {}. Turn a row off with a patch entry \
-             such as `- {{id: {}, disabled: true}}`.",
-            if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            },
-            error
-                .row
-                .strip_prefix("row ")
-                .unwrap_or(&error.row)
-                .trim_matches('"'),
-        )
+        let known = if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        };
+        let example = missing
+            .iter()
+            .find_map(|error| error.id.as_deref())
+            .map_or_else(
+                || "give the row an id, then patch it with `disabled: true`".to_owned(),
+                |id| {
+                    format!(
+                        "patch it off with an entry such as `- {{id: {}, disabled: true}}`",
+                        quoted(id)
+                    )
+                },
+            );
+        format!("This dsh is built with the plugins: {known}. To boot without a row, {example}.")
     });
     Err(BootError::Rows { errors, hint })
 }
@@ -242,6 +250,7 @@ fn plan_row(
     let Some(map) = row.as_map() else {
         errors.push(RowError {
             row: format!("row {position}"),
+            id: None,
             message: "must be a mapping with id and name".to_owned(),
         });
         return None;
@@ -251,6 +260,7 @@ fn plan_row(
     let mut fail = |message: String| {
         errors.push(RowError {
             row: name_of_row.clone(),
+            id: id.map(str::to_owned),
             message,
         });
     };

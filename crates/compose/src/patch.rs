@@ -251,8 +251,7 @@ impl Tree {
             if matches!(key, "id" | "insert" | "name") {
                 continue;
             }
-            replaced_children |=
-                matches!(key, "config" | "group") && group_children(target).is_some();
+            replaced_children |= key == "config" && group_children(target).is_some();
             target.insert(key, value.clone());
         }
         if replaced_children {

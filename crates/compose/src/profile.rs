@@ -109,7 +109,9 @@ pub enum ProfileError {
     #[error("cannot find the dsh home: {0}")]
     Home(String),
     /// The profile name cannot name a directory.
-    #[error("invalid profile name {0:?}: it may not be empty, contain / or \\, or be . or ..")]
+    #[error(
+        "invalid profile name {0:?}: it may not be empty, contain / or \\, or be ., .. or node_modules"
+    )]
     InvalidName(String),
     /// Neither a template nor a `profile.yml` defines the profile.
     #[error(
@@ -189,7 +191,9 @@ impl DshHome {
             Some(value) => cwd.join(value),
             None => expand(".dsh")?,
         };
-        Ok(Self { root })
+        Ok(Self {
+            root: join_normalized(&root, &[]),
+        })
     }
 
     /// The home directory.
@@ -214,6 +218,30 @@ impl DshHome {
         }
         Ok(self.root.join("profiles").join(name))
     }
+}
+
+/// `base` joined with `segments` and normalized like Node's `path.join`: `.` and empty parts
+/// vanish, `..` steps up (never above the root), and a leading `/` in a segment does not
+/// restart the path.
+pub fn join_normalized(base: &Path, segments: &[&str]) -> PathBuf {
+    use std::path::Component;
+    let mut path = PathBuf::new();
+    let parts = base.components().chain(
+        segments
+            .iter()
+            .flat_map(|segment| Path::new(segment).components()),
+    );
+    for component in parts {
+        match component {
+            Component::ParentDir => {
+                path.pop();
+            }
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) if path.has_root() => {}
+            other => path.push(other),
+        }
+    }
+    path
 }
 
 /// A resolved profile.

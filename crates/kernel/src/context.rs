@@ -84,6 +84,7 @@ impl Context {
             return Err(KernelError::Unavailable {
                 service: name.to_owned(),
                 fiber: st.label_of(self.fiber),
+                reason: st.unavailable_reason(name),
             });
         };
         slot.value
@@ -116,6 +117,7 @@ impl Context {
             None => Err(KernelError::Unavailable {
                 service: name.to_owned(),
                 fiber: st.label_of(self.fiber),
+                reason: st.unavailable_reason(name),
             }),
         }
     }
@@ -218,7 +220,7 @@ impl Context {
         let id = st.insert_fiber(mount.label, self.fiber, inject, starter);
         st.push_effect(self.fiber, Undo::Child(id));
         self.runtime.poke(&mut st, &[id]);
-        drop(st);
+        self.runtime.release(st);
         self.runtime.notify();
         Ok(FiberHandle {
             runtime: Arc::clone(&self.runtime),

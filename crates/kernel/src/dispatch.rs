@@ -232,18 +232,23 @@ impl Context {
     }
 }
 
+/// Replaces `list` with a copy without listener `id`; returns the old list, to be dropped
+/// once the lock is released.
 fn remove_listener<L: Clone + Send + Sync + 'static>(
     list: &mut Box<dyn Any + Send + Sync>,
     id: u64,
-) {
-    if let Some(current) = list.downcast_ref::<Snapshot<L>>() {
-        let kept: Vec<ListenerSlot<L>> = current
-            .iter()
-            .filter(|slot| slot.id != id)
-            .cloned()
-            .collect();
-        *list = Box::new(Snapshot::<L>::from(kept));
-    }
+) -> Box<dyn Any + Send + Sync> {
+    let kept: Vec<ListenerSlot<L>> = list
+        .downcast_ref::<Snapshot<L>>()
+        .map(|current| {
+            current
+                .iter()
+                .filter(|slot| slot.id != id)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    std::mem::replace(list, Box::new(Snapshot::<L>::from(kept)))
 }
 
 fn failure(

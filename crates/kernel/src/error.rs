@@ -37,12 +37,14 @@ pub enum KernelError {
         fiber: FiberLabel,
     },
     /// A required service is absent or its provider is not active.
-    #[error("service \"{service}\" needed by {fiber} is not available")]
+    #[error("service \"{service}\" needed by {fiber} is not available: {reason}")]
     Unavailable {
         /// The service name.
         service: String,
         /// The fiber that asked.
         fiber: FiberLabel,
+        /// No provider, or the provider's state.
+        reason: String,
     },
     /// A service was provided with one type and asked for with another.
     #[error("service \"{service}\" holds a {actual}, but {fiber} asked for a {expected}")]
@@ -86,6 +88,9 @@ pub enum StartError {
     /// The plugin's `apply` returned an error.
     #[error("{0}")]
     Apply(BoxError),
+    /// Config resolution or `apply` panicked.
+    #[error("{0}")]
+    Panic(String),
 }
 
 /// Listeners of one dispatch failed.

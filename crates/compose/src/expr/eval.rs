@@ -9,6 +9,7 @@ use super::ExprError;
 use super::parser::Ast;
 use super::parser::BinaryOp;
 use super::parser::Expression;
+use crate::profile::join_normalized;
 use crate::yaml::number_from_f64;
 
 /// What expressions can see of the launch: the environment snapshot, the working directory,
@@ -143,26 +144,8 @@ impl Scope<'_> {
             Ast::Null => Js::Null,
             Ast::Undefined => Js::Undefined,
             Ast::Name(name) => self.name(name)?,
-            Ast::Member {
-                object,
-                property,
-                optional,
-            } => {
-                let object = self.eval(object)?;
-                if *optional && matches!(object, Js::Null | Js::Undefined) {
-                    return Ok(Js::Undefined);
-                }
-                let key = property_key(&self.eval(property)?)?;
-                self.member(object, &key)?
-            }
-            Ast::Call { callee, args } => {
-                let callee = self.eval(callee)?;
-                let args = args
-                    .iter()
-                    .map(|arg| self.eval(arg))
-                    .collect::<Result<Vec<_>, _>>()?;
-                self.call(callee, args)?
-            }
+            Ast::Member { .. } | Ast::Call { .. } => self.chain(ast)?.unwrap_or(Js::Undefined),
+            Ast::Paren(inner) => self.eval(inner)?,
             Ast::Not(inner) => Js::Bool(!truthy(&self.eval(inner)?)),
             Ast::Binary { op, left, right } => {
                 let left = self.eval(left)?;
@@ -187,6 +170,38 @@ impl Scope<'_> {
                 }
             }
         })
+    }
+
+    /// Evaluates a member/call chain; `None` when a `?.` met null or undefined, which makes
+    /// the rest of the chain undefined.
+    fn chain(&self, ast: &Ast) -> Result<Option<Js>, String> {
+        match ast {
+            Ast::Member {
+                object,
+                property,
+                optional,
+            } => {
+                let Some(object) = self.chain(object)? else {
+                    return Ok(None);
+                };
+                if *optional && matches!(object, Js::Null | Js::Undefined) {
+                    return Ok(None);
+                }
+                let key = property_key(&self.eval(property)?)?;
+                self.member(object, &key).map(Some)
+            }
+            Ast::Call { callee, args } => {
+                let Some(callee) = self.chain(callee)? else {
+                    return Ok(None);
+                };
+                let args = args
+                    .iter()
+                    .map(|arg| self.eval(arg))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.call(callee, args).map(Some)
+            }
+            other => self.eval(other).map(Some),
+        }
     }
 
     fn name(&self, name: &str) -> Result<Js, String> {
@@ -263,18 +278,19 @@ impl Scope<'_> {
         match callee {
             Js::Builtin(Builtin::Cwd) => Ok(Js::String(self.launch.cwd.clone())),
             Js::Builtin(Builtin::DshHomePath) => {
-                let mut path = self.launch.dsh_home.clone();
-                for arg in args {
+                let mut segments = Vec::with_capacity(args.len());
+                for arg in &args {
                     match arg {
-                        Js::String(segment) => path.push(segment),
+                        Js::String(segment) => segments.push(segment.as_str()),
                         other => {
                             return Err(format!(
                                 "dshHomePath takes strings, got {}",
-                                type_name(&other)
+                                type_name(other)
                             ));
                         }
                     }
                 }
+                let path = join_normalized(&self.launch.dsh_home, &segments);
                 Ok(Js::String(path.to_string_lossy().into_owned()))
             }
             Js::Builtin(Builtin::JsonParse) => match args.into_iter().next() {
@@ -366,6 +382,11 @@ fn to_json(value: Js) -> Result<Option<Value>, String> {
             }
             Value::Object(object)
         }
-        Js::Builtin(_) => return Err("the result is a function, not a value".to_owned()),
+        Js::Builtin(_) => {
+            return Err(
+                "the result is a built-in (process, process.env, JSON or a function), not a value"
+                    .to_owned(),
+            );
+        }
     }))
 }

@@ -26,6 +26,8 @@ pub(crate) enum Ast {
         callee: Box<Ast>,
         args: Vec<Ast>,
     },
+    /// A parenthesized expression: it ends an optional chain, as in JavaScript.
+    Paren(Box<Ast>),
     Not(Box<Ast>),
     Binary {
         op: BinaryOp,
@@ -56,6 +58,9 @@ enum Token {
     Punct(&'static str),
 }
 
+/// Bounds the parser's recursion, which each `(`, `[`, `!` and `?` deepens by one.
+const MAX_NESTING: usize = 64;
+
 const PUNCTUATION: [&str; 15] = [
     "===", "!==", "?.", "??", "||", "&&", "!", "?", ":", ".", ",", "(", ")", "[", "]",
 ];
@@ -68,6 +73,15 @@ impl Expression {
             message,
         };
         let tokens = tokenize(source).map_err(fail)?;
+        let nesting = tokens
+            .iter()
+            .filter(|token| matches!(token, Token::Punct("(" | "[" | "!" | "?")))
+            .count();
+        if nesting > MAX_NESTING {
+            return Err(fail(format!(
+                "too deeply nested (more than {MAX_NESTING} parentheses, brackets, `!` and `?`)"
+            )));
+        }
         let mut parser = Parser { tokens, at: 0 };
         let ast = parser.conditional().map_err(fail)?;
         if let Some(token) = parser.peek() {
@@ -154,36 +168,91 @@ fn tokenize(source: &str) -> Result<Vec<Token>, String> {
     Ok(tokens)
 }
 
+/// A string literal starting at `source` (on its quote), with JavaScript's escapes; returns
+/// the text and what follows the closing quote.
 fn string_literal(source: &str, quote: char) -> Result<(String, &str), String> {
     let mut text = String::new();
-    let mut chars = source.char_indices().skip(1);
+    let mut chars = source.char_indices().skip(1).peekable();
     while let Some((at, c)) = chars.next() {
-        match c {
-            c if c == quote => return Ok((text, &source[at + 1..])),
-            '\\' => {
-                let (_, escaped) = chars
-                    .next()
-                    .ok_or_else(|| "unterminated string literal".to_owned())?;
-                match escaped {
-                    'n' => text.push('\n'),
-                    't' => text.push('\t'),
-                    'r' => text.push('\r'),
-                    '0' => text.push('\0'),
-                    'u' => {
-                        let hex: String = chars.by_ref().take(4).map(|(_, c)| c).collect();
-                        let code = u32::from_str_radix(&hex, 16)
-                            .ok()
-                            .and_then(char::from_u32)
-                            .ok_or_else(|| format!("bad escape \\u{hex}"))?;
-                        text.push(code);
-                    }
-                    other => text.push(other),
-                }
+        if c == quote {
+            return Ok((text, source.get(at + 1..).unwrap_or_default()));
+        }
+        if c != '\\' {
+            text.push(c);
+            continue;
+        }
+        let (_, escaped) = chars
+            .next()
+            .ok_or_else(|| "unterminated string literal".to_owned())?;
+        match escaped {
+            'n' => text.push('\n'),
+            't' => text.push('\t'),
+            'r' => text.push('\r'),
+            'b' => text.push('\u{8}'),
+            'f' => text.push('\u{c}'),
+            'v' => text.push('\u{b}'),
+            '0' if !chars.peek().is_some_and(|(_, next)| next.is_ascii_digit()) => text.push('\0'),
+            'x' => {
+                let hex: String = chars.by_ref().take(2).map(|(_, c)| c).collect();
+                text.push(hex_char(&hex, 2).ok_or_else(|| format!("bad escape \\x{hex}"))?);
             }
-            c => text.push(c),
+            'u' => {
+                let code = unicode_escape(&mut chars)?;
+                let code = if (0xD800..0xDC00).contains(&code) {
+                    // A high surrogate must pair with a low one: `\uD83D\uDE00`.
+                    let low = match (chars.next(), chars.next()) {
+                        (Some((_, '\\')), Some((_, 'u'))) => unicode_escape(&mut chars)?,
+                        _ => return Err(format!("lone surrogate \\u{code:04X}")),
+                    };
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return Err(format!("lone surrogate \\u{code:04X}"));
+                    }
+                    0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                } else {
+                    code
+                };
+                text.push(
+                    char::from_u32(code).ok_or_else(|| format!("lone surrogate \\u{code:04X}"))?,
+                );
+            }
+            '1'..='9' | '0' => return Err("octal escapes are not allowed".to_owned()),
+            '\n' | '\u{2028}' | '\u{2029}' => {}
+            '\r' => {
+                chars.next_if(|(_, next)| *next == '\n');
+            }
+            other => text.push(other),
         }
     }
     Err("unterminated string literal".to_owned())
+}
+
+/// The code of `\uXXXX` or `\u{X...}`, after the `u`.
+fn unicode_escape(
+    chars: &mut std::iter::Peekable<impl Iterator<Item = (usize, char)>>,
+) -> Result<u32, String> {
+    if chars.next_if(|(_, c)| *c == '{').is_some() {
+        let hex: String = chars
+            .by_ref()
+            .map(|(_, c)| c)
+            .take_while(|c| *c != '}')
+            .collect();
+        return u32::from_str_radix(&hex, 16)
+            .ok()
+            .filter(|code| !hex.is_empty() && hex.len() <= 6 && *code <= 0x10_FFFF)
+            .ok_or_else(|| format!("bad escape \\u{{{hex}}}"));
+    }
+    let hex: String = chars.by_ref().take(4).map(|(_, c)| c).collect();
+    hex_code(&hex, 4).ok_or_else(|| format!("bad escape \\u{hex}"))
+}
+
+fn hex_code(hex: &str, digits: usize) -> Option<u32> {
+    (hex.len() == digits && hex.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| u32::from_str_radix(hex, 16).ok())
+        .flatten()
+}
+
+fn hex_char(hex: &str, digits: usize) -> Option<char> {
+    hex_code(hex, digits).and_then(char::from_u32)
 }
 
 struct Parser {
@@ -380,7 +449,7 @@ impl Parser {
             Token::Punct("(") => {
                 let inner = self.conditional()?;
                 self.expect(")")?;
-                inner
+                Ast::Paren(Box::new(inner))
             }
             Token::Punct(punct) => return Err(format!("unexpected `{punct}`")),
         })

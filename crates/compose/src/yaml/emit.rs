@@ -42,7 +42,7 @@ fn indent(out: &mut String, columns: usize) {
 fn write_map(out: &mut String, map: &Map, column: usize) {
     for (key, value) in map.iter() {
         indent(out, column);
-        write_key(out, key);
+        write_key(out, key, column);
         write_after_key(out, value, column);
     }
 }
@@ -83,7 +83,7 @@ fn write_seq_item(out: &mut String, item: &Node, dash: usize) {
                 if index > 0 {
                     indent(out, inner);
                 }
-                write_key(out, key);
+                write_key(out, key, inner);
                 write_after_key(out, value, inner);
             }
         }
@@ -122,13 +122,26 @@ fn write_scalar(out: &mut String, node: &Node, parent: Option<usize>) {
     }
 }
 
-fn write_key(out: &mut String, key: &str) {
+/// The longest key YAML allows in the implicit `key: value` form.
+const IMPLICIT_KEY_LIMIT: usize = 1024;
+
+/// Writes `key:` for a key at `column`; a key too long for the implicit form is written as
+/// an explicit `? key` with its `:` on the next line, as js-yaml does.
+fn write_key(out: &mut String, key: &str, column: usize) {
+    let explicit = key.chars().count() > IMPLICIT_KEY_LIMIT - 24;
+    if explicit {
+        out.push_str("? ");
+    }
     if is_plain_safe(key, false) {
         out.push_str(key);
     } else if is_single_quotable(key) {
         write_single_quoted(out, key);
     } else {
         write_double_quoted(out, key);
+    }
+    if explicit {
+        out.push('\n');
+        indent(out, column);
     }
     out.push(':');
 }

@@ -8,6 +8,7 @@ use saphyr_parser::ScalarStyle;
 use saphyr_parser::Span;
 use saphyr_parser::Tag;
 
+use super::scalar::plain_key;
 use super::scalar::resolve_plain;
 use crate::node::Map;
 use crate::node::Node;
@@ -23,6 +24,11 @@ pub struct YamlError {
     /// 1-based column.
     pub column: usize,
 }
+
+/// How deeply collections may nest.
+const MAX_DEPTH: usize = 128;
+/// How many values aliases may expand to in one document.
+const MAX_ALIAS_EXPANSION: usize = 100_000;
 
 /// Parses one YAML document. `Ok(None)` when the text holds no document (empty or only
 /// comments); more than one document is an error.
@@ -54,9 +60,21 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    /// Each anchored value with the number of values it holds.
+    anchors: HashMap<usize, (Node, usize)>,
     document: Option<Node>,
     documents: usize,
+    /// Values copied by aliases so far.
+    expanded: usize,
+}
+
+/// The number of values in `node`, itself included.
+fn size(node: &Node) -> usize {
+    match node {
+        Node::Seq(items) => 1 + items.iter().map(size).sum::<usize>(),
+        Node::Map(map) => 1 + map.iter().map(|(_, value)| size(value)).sum::<usize>(),
+        _ => 1,
+    }
 }
 
 fn error_at(span: Span, message: impl Into<String>) -> YamlError {
@@ -85,7 +103,13 @@ impl Builder {
                     if tag.is_some() {
                         return Err(error_at(span, "a mapping key cannot carry a tag"));
                     }
-                    return self.key(value.into_owned(), span);
+                    let key = match style {
+                        ScalarStyle::Plain => {
+                            plain_key(&value).map_err(|message| error_at(span, message))?
+                        }
+                        _ => value.into_owned(),
+                    };
+                    return self.key(key, span);
                 }
                 let node = scalar(&value, style, tag.as_deref(), span)?;
                 self.value(node, anchor, span)?;
@@ -93,6 +117,7 @@ impl Builder {
             Event::SequenceStart(anchor, tag) => {
                 self.check_collection_tag(tag.as_deref(), "seq", span)?;
                 self.check_not_key(span)?;
+                self.check_depth(span)?;
                 self.stack.push(Frame::Seq {
                     items: Vec::new(),
                     anchor,
@@ -101,6 +126,7 @@ impl Builder {
             Event::MappingStart(anchor, tag) => {
                 self.check_collection_tag(tag.as_deref(), "map", span)?;
                 self.check_not_key(span)?;
+                self.check_depth(span)?;
                 self.stack.push(Frame::Map {
                     map: Map::new(),
                     key: None,
@@ -121,14 +147,31 @@ impl Builder {
                 if matches!(self.stack.last(), Some(Frame::Map { key: None, .. })) {
                     return Err(error_at(span, "an alias cannot be a mapping key"));
                 }
-                let node = self
+                let (node, count) = self
                     .anchors
                     .get(&anchor)
                     .cloned()
                     .ok_or_else(|| error_at(span, "alias to an unknown anchor"))?;
+                self.expanded += count;
+                if self.expanded > MAX_ALIAS_EXPANSION {
+                    return Err(error_at(
+                        span,
+                        format!("aliases expand to more than {MAX_ALIAS_EXPANSION} values"),
+                    ));
+                }
                 self.value(node, 0, span)?;
             }
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+        }
+        Ok(())
+    }
+
+    fn check_depth(&self, span: Span) -> Result<(), YamlError> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(error_at(
+                span,
+                format!("collections nest deeper than {MAX_DEPTH} levels"),
+            ));
         }
         Ok(())
     }
@@ -168,7 +211,8 @@ impl Builder {
 
     fn value(&mut self, node: Node, anchor: usize, span: Span) -> Result<(), YamlError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            let count = size(&node);
+            self.anchors.insert(anchor, (node.clone(), count));
         }
         match self.stack.last_mut() {
             None => self.document = Some(node),

@@ -138,7 +138,8 @@ async fn rows_whose_plugin_is_not_built_fail_before_anything_mounts() {
          row \"session\": plugin \"dsh-session\" is not built into this dsh\n  \
          row \"llm\": plugin \"dsh-llm\" is not built into this dsh\n\
          This dsh is built with the plugins: test-failing, test-recorder, test-startup. \
-         Turn a row off with a patch entry such as `- {id: session, disabled: true}`."
+         To boot without a row, patch it off with an entry such as \
+         `- {id: \"session\", disabled: true}`."
     );
     assert!(
         kernel.children(kernel.root().fiber()).is_empty(),

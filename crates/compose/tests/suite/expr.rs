@@ -133,6 +133,57 @@ fn the_expressions_dsh_bundles_ship_evaluate_as_in_node() {
 }
 
 #[test]
+fn optional_chains_short_circuit_to_the_end_of_the_chain_as_in_javascript() {
+    assert_eq!(eval("JSON.parse(process.env.X ?? 'null')?.a.b", &[]), None);
+    assert_eq!(
+        eval(
+            "JSON.parse(process.env.X)?.a.b",
+            &[("X", "{\"a\": {\"b\": 2}}")]
+        ),
+        Some(json!(2))
+    );
+    assert!(error("(JSON.parse('null')?.a).b").contains("cannot read property \"b\" of undefined"));
+}
+
+#[test]
+fn string_escapes_follow_javascript() {
+    assert_eq!(
+        eval(r"'\x41\u0042\u{43}\t\'\\'", &[]),
+        Some(json!("ABC\t'\\"))
+    );
+    assert_eq!(eval(r"'\uD83D\uDE00'", &[]), Some(json!("\u{1F600}")));
+    assert_eq!(
+        eval(r"'\d'", &[]),
+        Some(json!("d")),
+        "an unknown escape is the character itself"
+    );
+    assert!(error(r"'\uD83D'").contains("lone surrogate"));
+    assert!(error(r"'\x4'").contains("bad escape"));
+}
+
+#[test]
+fn dsh_home_path_joins_like_node_path_join() {
+    assert_eq!(
+        eval("dshHomePath('/etc')", &[]),
+        Some(json!("/home/me/.dsh/etc"))
+    );
+    assert_eq!(
+        eval("dshHomePath('a/./b', '../c')", &[]),
+        Some(json!("/home/me/.dsh/a/c"))
+    );
+    assert_eq!(eval("dshHomePath()", &[]), Some(json!("/home/me/.dsh")));
+    assert_eq!(eval("dshHomePath('')", &[]), Some(json!("/home/me/.dsh")));
+}
+
+#[test]
+fn deeply_nested_expressions_are_refused_not_overflowing_the_stack() {
+    let deep = format!("{}true", "!".repeat(10_000));
+    assert!(error(&deep).contains("too deeply nested"));
+    let parens = format!("{}1{}", "(".repeat(5_000), ")".repeat(5_000));
+    assert!(error(&parens).contains("too deeply nested"));
+}
+
+#[test]
 fn anything_else_is_refused_with_the_expression_named() {
     let cases = [
         (
@@ -159,7 +210,10 @@ fn anything_else_is_refused_with_the_expression_named() {
             "service \"silent\" exposes no fields to config expressions",
         ),
         ("JSON.parse('{')", "JSON.parse: "),
-        ("process.cwd", "the result is a function, not a value"),
+        (
+            "process.cwd",
+            "the result is a built-in (process, process.env, JSON or a function), not a value",
+        ),
         ("'unterminated", "unterminated string literal"),
         ("(process.platform", "expected `)` before the end"),
     ];

@@ -160,6 +160,22 @@ fn a_matching_name_guard_lets_the_patch_apply() {
 }
 
 #[test]
+fn patching_other_keys_of_a_group_keeps_its_members_targetable() {
+    let composition = compose(&[
+        layer("base", "- insert:\n    - {id: team, name: 'cordis:group', group: true, config: [{id: member, name: p}]}\n"),
+        layer("user", "- id: team\n  group: true\n  disabled: false\n- id: member\n  disabled: true\n"),
+    ])
+    .unwrap();
+    assert_eq!(
+        composition.rows(),
+        &[yaml(
+            "{id: team, name: 'cordis:group', group: true, config: [{id: member, name: p, disabled: true}], disabled: false}"
+        )]
+    );
+    assert!(composition.warnings().is_empty());
+}
+
+#[test]
 fn rows_brought_in_by_replacing_a_group_config_are_not_targets_in_that_composition() {
     let composition = compose(&[
         layer("base", "- insert:\n    - {id: team, name: 'cordis:group', group: true, config: [{id: old, name: p}]}\n"),

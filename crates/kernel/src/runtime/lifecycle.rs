@@ -1,6 +1,10 @@
 //! Loading and unloading fibers as their dependencies come and go.
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+use futures_util::FutureExt as _;
 
 use super::FiberRecord;
 use super::Runtime;
@@ -65,7 +69,12 @@ impl Runtime {
         let ctx = Context::new(Arc::clone(self), id);
         let runtime = Arc::clone(self);
         let task = self.handle().spawn(async move {
-            let result = starter.start(ctx).await;
+            // A panicking plugin fails its fiber like an error would, rather than leaving it
+            // loading forever.
+            let result = AssertUnwindSafe(starter.start(ctx))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| Err(StartError::Panic(panic_message(panic.as_ref()))));
             runtime.finish_load(id, token, result);
         });
         if let Some(fiber) = st.fibers.get_mut(&id) {
@@ -99,13 +108,13 @@ impl Runtime {
             },
             Err(error) => {
                 let cause = error_chain(&error);
-                tracing::warn!(fiber = %fiber.label, "failed: {cause}");
+                tracing::debug!(fiber = %fiber.label, "failed: {cause}");
                 fiber.error = Some(cause);
                 fiber.failing = true;
                 self.start_unload(&mut st, id);
             }
         }
-        drop(st);
+        self.release(st);
         self.notify();
     }
 
@@ -122,9 +131,18 @@ impl Runtime {
         tracing::debug!(fiber = %fiber.label, "unloading");
         let effects = std::mem::take(&mut fiber.effects);
         st.set_state(id, FiberState::Unloading);
+        // Its services leave the table now (a replacement provider may come at once); the
+        // fibers that injected them unload before any of its own effects is undone.
         let mut dependents = Vec::new();
         for effect in &effects {
-            if let Undo::Service { name, .. } = &effect.undo {
+            if let Undo::Service { name, provision } = &effect.undo {
+                let owned = st
+                    .services
+                    .get(name)
+                    .is_some_and(|slot| slot.provision == *provision);
+                if let Some(slot) = owned.then(|| st.services.remove(name)).flatten() {
+                    st.bury(slot.value);
+                }
                 dependents.extend(st.injectors.get(name).into_iter().flatten().copied());
             }
         }
@@ -156,24 +174,45 @@ impl Runtime {
         } else if fiber.failing {
             fiber.failing = false;
             st.set_state(id, FiberState::Failed);
+            // A provider may have changed while it was failing.
+            self.poke(&mut st, &[id]);
         } else {
             st.set_state(id, FiberState::Pending);
             self.poke(&mut st, &[id]);
         }
-        drop(st);
+        self.release(st);
         self.notify();
     }
 
     /// Undoes one registration.
     pub(crate) async fn run_undo(self: &Arc<Self>, undo: Undo) {
         match undo {
-            Undo::Run(undo) => undo(),
-            Undo::RunAsync(undo) => undo().await,
+            Undo::Run(undo) => {
+                if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(undo)) {
+                    tracing::error!(
+                        "an effect panicked while being undone: {}",
+                        panic_message(panic.as_ref())
+                    );
+                }
+            }
+            Undo::RunAsync(undo) => {
+                if let Err(panic) = AssertUnwindSafe(async move { undo().await })
+                    .catch_unwind()
+                    .await
+                {
+                    tracing::error!(
+                        "an effect panicked while being undone: {}",
+                        panic_message(panic.as_ref())
+                    );
+                }
+            }
             Undo::Listener { event, id } => {
                 let mut st = self.lock();
                 if let Some(table) = st.listeners.get_mut(&event) {
-                    (table.remove)(&mut table.list, id);
+                    let replaced = (table.remove)(&mut table.list, id);
+                    st.bury(replaced);
                 }
+                self.release(st);
             }
             Undo::Service { name, provision } => self.withdraw(&name, provision).await,
             Undo::Child(child) => self.dispose_fiber(child).await,
@@ -191,13 +230,14 @@ impl Runtime {
             match fiber.state {
                 FiberState::Pending | FiberState::Failed => {
                     st.remove_fiber(id);
-                    drop(st);
+                    self.release(st);
                     self.notify();
                     return;
                 }
                 FiberState::Loading | FiberState::Active => self.start_unload(&mut st, id),
                 FiberState::Unloading | FiberState::Disposed => {}
             }
+            self.release(st);
         }
         self.notify();
         self.wait_until(|st| !st.fibers.contains_key(&id)).await;
@@ -225,4 +265,15 @@ fn current_epoch(st: &State, id: FiberId, fiber: &FiberRecord) -> Option<Vec<u64
         .iter()
         .map(|name| st.visible_provision(name, id))
         .collect()
+}
+
+/// The text of a panic payload.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        format!("panicked: {text}")
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        format!("panicked: {text}")
+    } else {
+        "panicked".to_owned()
+    }
 }

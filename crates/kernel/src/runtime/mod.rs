@@ -44,6 +44,9 @@ pub(crate) struct State {
     next_id: u64,
     /// Fibers loading or unloading: the runtime is settled when this is zero.
     busy: usize,
+    /// Values removed under the lock (services, listeners, fiber records), dropped once it is
+    /// released so that no `Drop` of plugin code runs while it is held.
+    graveyard: Vec<Box<dyn Any + Send>>,
 }
 
 pub(crate) struct FiberRecord {
@@ -94,7 +97,8 @@ pub(crate) enum Undo {
 /// One event's listeners: an `Arc<[ListenerSlot<L>]>` behind `Any`, and how to remove one.
 pub(crate) struct ListenerTable {
     pub(crate) list: Box<dyn Any + Send + Sync>,
-    pub(crate) remove: fn(&mut Box<dyn Any + Send + Sync>, u64),
+    /// Removes one listener and returns the list it replaced.
+    pub(crate) remove: fn(&mut Box<dyn Any + Send + Sync>, u64) -> Box<dyn Any + Send + Sync>,
 }
 
 /// The root fiber's id.
@@ -120,6 +124,7 @@ impl Runtime {
                 listeners: HashMap::new(),
                 next_id: 1,
                 busy: 0,
+                graveyard: Vec::new(),
             }),
             changes,
             handle,
@@ -128,6 +133,13 @@ impl Runtime {
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Releases the lock, then drops what was removed under it.
+    pub(crate) fn release(&self, mut st: MutexGuard<'_, State>) {
+        let garbage = std::mem::take(&mut st.graveyard);
+        drop(st);
+        drop(garbage);
     }
 
     /// Wakes everyone waiting in [`Runtime::wait_until`].
@@ -163,6 +175,23 @@ impl State {
 
     pub(crate) fn busy(&self) -> usize {
         self.busy
+    }
+
+    /// Keeps `value` until the lock is released (see [`Runtime::release`]).
+    pub(crate) fn bury(&mut self, value: impl Any + Send) {
+        self.graveyard.push(Box::new(value));
+    }
+
+    /// Why service `name` is not visible to `viewer`, for error messages.
+    pub(crate) fn unavailable_reason(&self, name: &str) -> String {
+        match self.services.get(name) {
+            None => "no row provides it".to_owned(),
+            Some(slot) => format!(
+                "its provider, {}, is {}",
+                self.label_of(slot.provider),
+                self.state_of(slot.provider)
+            ),
+        }
     }
 
     pub(crate) fn state_of(&self, id: FiberId) -> FiberState {
@@ -273,6 +302,7 @@ impl State {
         if let Some(parent) = fiber.parent.and_then(|parent| self.fibers.get_mut(&parent)) {
             parent.children.retain(|child| *child != id);
         }
+        self.bury(fiber);
     }
 }
 

@@ -53,7 +53,7 @@ impl Runtime {
             let concerned = st.injectors.get(name).cloned().unwrap_or_default();
             self.poke(&mut st, &concerned);
         }
-        drop(st);
+        self.release(st);
         self.notify();
         Ok(effect)
     }
@@ -69,9 +69,12 @@ impl Runtime {
             {
                 return;
             }
-            st.services.remove(name);
+            if let Some(slot) = st.services.remove(name) {
+                st.bury(slot.value);
+            }
             let concerned = st.injectors.get(name).cloned().unwrap_or_default();
             self.poke(&mut st, &concerned);
+            self.release(st);
             concerned
         };
         self.notify();

@@ -463,3 +463,129 @@ async fn shutdown_disposes_every_fiber_dependents_first() {
     assert_eq!(provider.state(), FiberState::Disposed);
     assert_eq!(consumer.state(), FiberState::Disposed);
 }
+
+#[tokio::test]
+async fn a_panicking_plugin_fails_its_row_instead_of_hanging_the_boot() {
+    let kernel = Kernel::new().unwrap();
+    let fiber = mount_row(
+        &kernel.root(),
+        "panicky",
+        probe(&[], |_, _| async { panic!("index out of bounds") }),
+        json!(null),
+    );
+    tokio::time::timeout(std::time::Duration::from_secs(5), kernel.settle())
+        .await
+        .expect("the runtime settled");
+    assert_eq!(fiber.state(), FiberState::Failed);
+    assert_eq!(
+        fiber.error().as_deref(),
+        Some("panicked: index out of bounds")
+    );
+}
+
+#[tokio::test]
+async fn a_failed_fiber_retries_when_its_provider_is_replaced() {
+    let kernel = Kernel::new().unwrap();
+    let log = Log::default();
+    let bad = mount_row(
+        &kernel.root(),
+        "bad-provider",
+        store_provider(&log),
+        json!("bad"),
+    );
+    let picky = mount_row(
+        &kernel.root(),
+        "picky",
+        probe(&["store"], |ctx, _| async move {
+            let store = ctx.require(&STORE)?;
+            if store.as_str() == "bad" {
+                return Err("the store is bad".into());
+            }
+            Ok(())
+        }),
+        json!(null),
+    );
+    kernel.settle().await;
+    assert_eq!(picky.state(), FiberState::Failed);
+    bad.dispose().await;
+    mount_row(
+        &kernel.root(),
+        "good-provider",
+        store_provider(&log),
+        json!("good"),
+    );
+    kernel.settle().await;
+    assert_eq!(picky.state(), FiberState::Active);
+}
+
+#[tokio::test]
+async fn a_replacement_provider_can_provide_while_the_old_one_is_still_unloading() {
+    let kernel = Kernel::new().unwrap();
+    let log = Log::default();
+    let gate = Arc::new(Notify::new());
+    let old = mount_row(&kernel.root(), "old", store_provider(&log), json!("old"));
+    let held = Arc::clone(&gate);
+    let effects = log.clone();
+    let slow = mount_row(
+        &kernel.root(),
+        "slow-consumer",
+        probe(&["store"], move |ctx, _| {
+            let held = Arc::clone(&held);
+            let effects = effects.clone();
+            async move {
+                let store = ctx.require(&STORE)?;
+                effects.push(format!("slow loads with {store}"));
+                ctx.effect_async(move || async move { held.notified().await })?;
+                Ok(())
+            }
+        }),
+        json!(null),
+    );
+    kernel.settle().await;
+    let disposing = tokio::spawn({
+        let old = old.clone();
+        async move { old.dispose().await }
+    });
+    tokio::task::yield_now().await;
+    assert_eq!(slow.state(), FiberState::Unloading);
+    let new = mount_row(&kernel.root(), "new", store_provider(&log), json!("new"));
+    tokio::task::yield_now().await;
+    gate.notify_one();
+    disposing.await.unwrap();
+    kernel.settle().await;
+    assert_eq!(new.state(), FiberState::Active, "{:?}", new.error());
+    assert_eq!(slow.state(), FiberState::Active);
+    assert!(log.take().contains(&"slow loads with new".to_owned()));
+}
+
+#[tokio::test]
+async fn dropping_a_service_may_call_back_into_the_kernel() {
+    /// Reads its provider's label when dropped, which needs the runtime's lock.
+    struct Reentrant(dsh_kernel::Context, Log);
+    impl Drop for Reentrant {
+        fn drop(&mut self) {
+            self.1.push(format!("dropped while {}", self.0.state()));
+        }
+    }
+    const REENTRANT: ServiceKey<Reentrant> = ServiceKey::new("reentrant");
+    let kernel = Kernel::new().unwrap();
+    let log = Log::default();
+    let dropped = log.clone();
+    let fiber = mount_row(
+        &kernel.root(),
+        "reentrant",
+        probe(&[], move |ctx, _| {
+            let dropped = dropped.clone();
+            async move {
+                ctx.provide(&REENTRANT, Arc::new(Reentrant(ctx.clone(), dropped)))?;
+                Ok(())
+            }
+        }),
+        json!(null),
+    );
+    kernel.settle().await;
+    tokio::time::timeout(std::time::Duration::from_secs(5), fiber.dispose())
+        .await
+        .expect("no deadlock");
+    assert_eq!(log.take(), ["dropped while unloading"]);
+}
