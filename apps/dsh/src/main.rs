@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {
-            output::error(&format!("{error:#}"));
+            output::diagnostic(&format!("{error:#}"));
             ExitCode::from(1)
         }
     }

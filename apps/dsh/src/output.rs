@@ -9,14 +9,9 @@ pub fn stdout(text: &str) {
     let _ = out.flush();
 }
 
-/// Writes `dsh: <message>` to stderr.
-pub fn error(message: &str) {
+/// Writes `dsh: <message>` to stderr (errors and warnings alike).
+pub fn diagnostic(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "dsh: {message}");
-}
-
-/// Writes a warning, `dsh: <message>`, to stderr.
-pub fn warn(message: &str) {
-    error(message);
 }
 
 /// Writes `text` to stderr as is, with a final newline.

@@ -11,6 +11,7 @@ use dsh_compose::profile::DshHome;
 use dsh_compose::profile::Profile;
 use dsh_compose::profile::load_profile;
 use dsh_compose::profile::profile_layers;
+use dsh_compose::profile::scaffold_profile;
 
 use crate::catalog;
 use crate::output;
@@ -27,17 +28,21 @@ pub struct Prepared {
 
 /// Composes `profile`: its bundles, then (with `user_layers`) its own and the home's
 /// `cordis.patch.yml` and each of `patches` (relative paths are taken from the working
-/// directory). Template profiles are scaffolded on first use unless `user_layers` is off.
+/// directory). With `user_layers`, the profile's directory and empty `cordis.patch.yml` are
+/// created on first use (a failure to do so is a warning: the file only helps the user).
 pub fn prepare(profile: &str, user_layers: bool, patches: &[String]) -> anyhow::Result<Prepared> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let home = dsh_home(&cwd)?;
     let catalog = catalog::shipped()?;
-    let profile = load_profile(&home, &catalog, profile, user_layers)?;
+    let profile = load_profile(&home, &catalog, profile)?;
+    if user_layers && let Err(error) = scaffold_profile(&profile) {
+        output::diagnostic(&error.to_string());
+    }
     let patch_files: Vec<PathBuf> = patches.iter().map(|path| absolute(&cwd, path)).collect();
     let layers = profile_layers(&catalog, &home, &profile, user_layers, &patch_files)?;
     let composition = compose(&layers)?;
     for warning in composition.warnings() {
-        output::warn(&format!("[{}] {}", warning.layer, warning.message));
+        output::diagnostic(&format!("[{}] {}", warning.layer, warning.message));
     }
     Ok(Prepared {
         home,

@@ -263,19 +263,16 @@ impl Profile {
 }
 
 /// Resolves profile `name`: its `profile.yml` when there is one, else the shipped template.
-/// With `scaffold`, a template profile's directory and empty `cordis.patch.yml` are created
-/// on first use (existing files are never touched).
 pub fn load_profile(
     home: &DshHome,
     catalog: &Catalog,
     name: &str,
-    scaffold: bool,
 ) -> Result<Profile, ProfileError> {
     let dir = home.profile_dir(name)?;
     let manifest = dir.join(PROFILE_FILE);
     let bundles = match fs::read_to_string(&manifest) {
         Ok(text) => parse_manifest(&text, &manifest.display().to_string())?,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+        Err(error) if is_absent(&error) => {
             let Some(template) = catalog.template(name) else {
                 return Err(ProfileError::Missing {
                     name: name.to_owned(),
@@ -301,15 +298,11 @@ pub fn load_profile(
             });
         }
     }
-    let profile = Profile {
+    Ok(Profile {
         name: name.to_owned(),
         dir,
         bundles,
-    };
-    if scaffold {
-        scaffold_profile(&profile)?;
-    }
-    Ok(profile)
+    })
 }
 
 fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
@@ -321,7 +314,9 @@ fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     }
 }
 
-fn scaffold_profile(profile: &Profile) -> Result<(), ProfileError> {
+/// Creates the profile's directory and an empty (`[]`) `cordis.patch.yml` with a comment on
+/// how to use it, unless the file exists; an existing file is never touched.
+pub fn scaffold_profile(profile: &Profile) -> Result<(), ProfileError> {
     let failed = |path: &Path, error: io::Error| ProfileError::Scaffold {
         path: path.display().to_string(),
         reason: error.to_string(),
@@ -433,7 +428,7 @@ fn optional_layer(path: &Path) -> Result<Option<Layer>, ProfileError> {
             patches: PatchList::parse(&text, &label, PatchFileKind::Patches)?,
             label,
         })),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) if is_absent(&error) => Ok(None),
         Err(error) => Err(PatchFileError::Read {
             kind: PatchFileKind::Patches,
             file: label,
@@ -441,4 +436,12 @@ fn optional_layer(path: &Path) -> Result<Option<Layer>, ProfileError> {
         }
         .into()),
     }
+}
+
+/// Whether a read failed because the file is not there (or a parent is not a directory).
+fn is_absent(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }

@@ -294,3 +294,28 @@ fn a_custom_profile_composes_the_bundles_its_profile_yml_lists() {
         )
     );
 }
+
+#[test]
+fn a_home_that_cannot_be_written_still_dumps_with_a_warning() {
+    let sandbox = Sandbox::new();
+    let not_a_directory = sandbox.write("home-is-a-file", "");
+    let run = sandbox
+        .command(&["--profile", "web", "--dump-config"])
+        .env("DSH_HOME", &not_a_directory)
+        .output()
+        .unwrap();
+    let run = super::support::Run::from(run);
+    assert_eq!(run.code, Some(0));
+    assert!(run.stdout.starts_with("# == dsh-base\n"));
+    assert!(
+        run.stderr.starts_with("dsh: cannot create "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("(set DSH_HOME to a writable directory)"),
+        "{}",
+        run.stderr
+    );
+}

@@ -5,11 +5,14 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use dsh_compose::compose;
+use dsh_compose::patch::PatchFileKind;
+use dsh_compose::patch::PatchList;
 use dsh_compose::profile::Catalog;
 use dsh_compose::profile::DshHome;
 use dsh_compose::profile::ProfileError;
 use dsh_compose::profile::load_profile;
 use dsh_compose::profile::profile_layers;
+use dsh_compose::profile::scaffold_profile;
 use pretty_assertions::assert_eq;
 
 fn catalog() -> Catalog {
@@ -61,36 +64,20 @@ fn profile_names_that_cannot_be_a_directory_are_rejected() {
 fn a_template_profile_is_scaffolded_once_and_user_edits_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let home = DshHome::new(dir.path().to_path_buf());
-    let profile = load_profile(&home, &catalog(), "headless", true).unwrap();
+    let profile = load_profile(&home, &catalog(), "headless").unwrap();
     assert_eq!(profile.bundles, ["dsh-base", "dsh-headless"]);
+    assert!(!profile.dir.exists(), "resolving writes nothing");
+    scaffold_profile(&profile).unwrap();
     let patch = profile.patch_path();
     let template = fs::read_to_string(&patch).unwrap();
     assert!(template.ends_with("[]\n"), "{template}");
-    dsh_compose::patch::PatchList::parse(
-        &template,
-        "t",
-        dsh_compose::patch::PatchFileKind::Patches,
-    )
-    .unwrap();
+    PatchList::parse(&template, "t", PatchFileKind::Patches).unwrap();
 
     fs::write(&patch, "- id: tools\n  disabled: true\n").unwrap();
-    load_profile(&home, &catalog(), "headless", true).unwrap();
+    scaffold_profile(&profile).unwrap();
     assert_eq!(
         fs::read_to_string(&patch).unwrap(),
         "- id: tools\n  disabled: true\n"
-    );
-
-    let untouched = tempfile::tempdir().unwrap();
-    load_profile(
-        &DshHome::new(untouched.path().to_path_buf()),
-        &catalog(),
-        "headless",
-        false,
-    )
-    .unwrap();
-    assert!(
-        fs::read_dir(untouched.path()).unwrap().next().is_none(),
-        "no scaffold without user layers"
     );
 }
 
@@ -99,7 +86,7 @@ fn a_custom_profile_lists_its_bundles_in_profile_yml() {
     let dir = tempfile::tempdir().unwrap();
     let home = DshHome::new(dir.path().to_path_buf());
     let profile_dir = home.profile_dir("mine").unwrap();
-    let missing = load_profile(&home, &catalog(), "mine", true)
+    let missing = load_profile(&home, &catalog(), "mine")
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -113,9 +100,7 @@ fn a_custom_profile_lists_its_bundles_in_profile_yml() {
     fs::create_dir_all(&profile_dir).unwrap();
     fs::write(profile_dir.join("profile.yml"), "bundles: [dsh-base]\n").unwrap();
     assert_eq!(
-        load_profile(&home, &catalog(), "mine", true)
-            .unwrap()
-            .bundles,
+        load_profile(&home, &catalog(), "mine").unwrap().bundles,
         ["dsh-base"]
     );
 
@@ -125,13 +110,13 @@ fn a_custom_profile_lists_its_bundles_in_profile_yml() {
     )
     .unwrap();
     assert_eq!(
-        load_profile(&home, &catalog(), "mine", true)
+        load_profile(&home, &catalog(), "mine")
             .unwrap_err()
             .to_string(),
         "profile \"mine\" lists bundle \"dsh-tui\", which this dsh does not ship; known bundles: dsh-base, dsh-headless"
     );
     fs::write(profile_dir.join("profile.yml"), "bundle: [dsh-base]\n").unwrap();
-    let error = load_profile(&home, &catalog(), "mine", true)
+    let error = load_profile(&home, &catalog(), "mine")
         .unwrap_err()
         .to_string();
     assert!(
@@ -144,7 +129,8 @@ fn a_custom_profile_lists_its_bundles_in_profile_yml() {
 fn layers_stack_bundles_then_profile_then_home_then_each_patch_file() {
     let dir = tempfile::tempdir().unwrap();
     let home = DshHome::new(dir.path().to_path_buf());
-    let profile = load_profile(&home, &catalog(), "headless", true).unwrap();
+    let profile = load_profile(&home, &catalog(), "headless").unwrap();
+    scaffold_profile(&profile).unwrap();
     fs::write(
         profile.patch_path(),
         "- id: tools\n  config: {mode: profile}\n",
@@ -200,7 +186,7 @@ fn layers_stack_bundles_then_profile_then_home_then_each_patch_file() {
 fn a_missing_patch_file_is_an_error_but_missing_user_layers_are_not() {
     let dir = tempfile::tempdir().unwrap();
     let home = DshHome::new(dir.path().to_path_buf());
-    let profile = load_profile(&home, &catalog(), "headless", false).unwrap();
+    let profile = load_profile(&home, &catalog(), "headless").unwrap();
     assert_eq!(
         profile_layers(&catalog(), &home, &profile, true, &[])
             .unwrap()
