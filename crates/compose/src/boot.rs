@@ -52,12 +52,30 @@ pub struct RowError {
     /// The row's id, when it has one.
     pub id: Option<String>,
     /// What is wrong.
-    pub message: String,
+    pub problem: RowProblem,
+}
+
+/// What is wrong with a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowProblem {
+    /// Its plugin is not in the registry.
+    PluginNotBuilt(String),
+    /// It is malformed: the message says how.
+    Invalid(String),
 }
 
 impl fmt::Display for RowError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.row, self.message)
+        match &self.problem {
+            RowProblem::PluginNotBuilt(plugin) => {
+                write!(
+                    f,
+                    "{}: plugin \"{plugin}\" is not built into this dsh",
+                    self.row
+                )
+            }
+            RowProblem::Invalid(message) => write!(f, "{}: {message}", self.row),
+        }
     }
 }
 
@@ -189,7 +207,7 @@ fn plan_rows(
     }
     let missing: Vec<&RowError> = errors
         .iter()
-        .filter(|error| error.message.ends_with(NOT_BUILT))
+        .filter(|error| matches!(error.problem, RowProblem::PluginNotBuilt(_)))
         .collect();
     let hint = (!missing.is_empty()).then(|| {
         let known: Vec<&str> = registry.names().collect();
@@ -214,8 +232,6 @@ fn plan_rows(
     });
     Err(BootError::Rows { errors, hint })
 }
-
-const NOT_BUILT: &str = "is not built into this dsh";
 
 fn plan_list(
     rows: &[Node],
@@ -251,56 +267,58 @@ fn plan_row(
         errors.push(RowError {
             row: format!("row {position}"),
             id: None,
-            message: "must be a mapping with id and name".to_owned(),
+            problem: RowProblem::Invalid("must be a mapping with id and name".to_owned()),
         });
         return None;
     };
     let id = map.get("id").and_then(Node::as_str);
     let name_of_row = id.map_or_else(|| format!("row {position}"), |id| format!("row \"{id}\""));
-    let mut fail = |message: String| {
+    let mut fail = |problem: RowProblem| {
         errors.push(RowError {
             row: name_of_row.clone(),
             id: id.map(str::to_owned),
-            message,
+            problem,
         });
     };
     match is_disabled(map, launch) {
         Ok(true) => return None,
         Ok(false) => {}
         Err(message) => {
-            fail(message);
+            fail(RowProblem::Invalid(message));
             return None;
         }
     }
     let mut ok = true;
     if map.get("id").is_some_and(|id| id.as_str().is_none()) {
-        fail("`id` must be a string".to_owned());
+        fail(RowProblem::Invalid("`id` must be a string".to_owned()));
         ok = false;
     }
     for (key, value) in map.iter() {
         if !ROW_KEYS.contains(&key) {
-            fail(format!(
+            fail(RowProblem::Invalid(format!(
                 "unknown key `{key}` (a row has {})",
                 ROW_KEYS.join(", ")
-            ));
+            )));
             ok = false;
         } else if matches!(key, "isolate" | "intercept") && !is_empty(value) {
-            fail(format!(
+            fail(RowProblem::Invalid(format!(
                 "`{key}` is not supported by this dsh: all rows share one service realm"
-            ));
+            )));
             ok = false;
         }
     }
     let inject = match row_inject(map) {
         Ok(inject) => inject,
         Err(message) => {
-            fail(message);
+            fail(RowProblem::Invalid(message));
             ok = false;
             Vec::new()
         }
     };
     let Some(name) = map.get("name").and_then(Node::as_str) else {
-        fail("needs a `name` naming its plugin".to_owned());
+        fail(RowProblem::Invalid(
+            "needs a `name` naming its plugin".to_owned(),
+        ));
         return None;
     };
     let label = FiberLabel {
@@ -312,7 +330,9 @@ fn plan_row(
             None | Some(Node::Null) => Vec::new(),
             Some(Node::Seq(members)) => members.clone(),
             Some(_) => {
-                fail("a cordis:group row's `config` must be its list of rows".to_owned());
+                fail(RowProblem::Invalid(
+                    "a cordis:group row's `config` must be its list of rows".to_owned(),
+                ));
                 return None;
             }
         };
@@ -324,18 +344,20 @@ fn plan_row(
         });
     }
     if map.get("group").is_some_and(Node::is_truthy) {
-        fail(format!("only {GROUP_PLUGIN} rows can be groups"));
+        fail(RowProblem::Invalid(format!(
+            "only {GROUP_PLUGIN} rows can be groups"
+        )));
         ok = false;
     }
     let plugin = registry.get(name).cloned();
     if plugin.is_none() {
-        fail(format!("plugin \"{name}\" {NOT_BUILT}"));
+        fail(RowProblem::PluginNotBuilt(name.to_owned()));
     }
     let config = match Template::compile(map.get("config").unwrap_or(&Node::Null), "config") {
         Ok(config) => Some(config),
         Err(problems) => {
             for problem in problems {
-                fail(problem.to_string());
+                fail(RowProblem::Invalid(problem.to_string()));
             }
             None
         }

@@ -24,6 +24,7 @@ pub mod yaml;
 
 pub use boot::BootError;
 pub use boot::BootedTree;
+pub use boot::RowProblem;
 pub use boot::boot;
 pub use compose::Composition;
 pub use compose::Layer;
