@@ -191,7 +191,9 @@ impl Context {
         plugin: P,
         config: impl Into<ConfigSource>,
     ) -> Result<FiberHandle, KernelError> {
-        let name = type_name::<P>().rsplit("::").next().unwrap_or("plugin");
+        // `my_crate::plugins::Greeter<T>` is labelled `Greeter`.
+        let path = type_name::<P>().split('<').next().unwrap_or_default();
+        let name = path.rsplit("::").next().unwrap_or(path);
         self.mount(Mount {
             label: FiberLabel::plugin(name),
             plugin: Arc::new(plugin),
