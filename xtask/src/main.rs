@@ -9,7 +9,6 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 use std::process::ExitCode;
-use std::time::Duration;
 use std::time::Instant;
 
 mod process_bench;
@@ -50,11 +49,16 @@ fn workspace_root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
+/// The cargo that runs this task (`$CARGO`), else `cargo` from `PATH`.
+fn cargo_command() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+}
+
 /// Runs `cargo <args>` in the workspace root and fails if it fails.
 fn cargo(args: &[&str]) -> Result<(), String> {
     report(&format!("==> cargo {}", args.join(" ")));
     let started = Instant::now();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+    let status = cargo_command()
         .args(args)
         .current_dir(workspace_root())
         .status()
@@ -68,7 +72,7 @@ fn cargo(args: &[&str]) -> Result<(), String> {
 }
 
 fn has_cargo_subcommand(name: &str) -> bool {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+    cargo_command()
         .args([name, "--version"])
         .output()
         .is_ok_and(|output| output.status.success())
@@ -111,7 +115,7 @@ fn deny() -> Result<(), String> {
     // The advisory database is fetched from GitHub; on a machine that reaches only the
     // package registries, say so instead of failing on the network.
     report("==> cargo deny --locked check advisories");
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+    let output = cargo_command()
         .args(["deny", "--locked", "check", "advisories"])
         .current_dir(workspace_root())
         .output()
@@ -142,14 +146,4 @@ fn bench(args: &[String]) -> Result<(), String> {
     cargo(&["build", "--release", "--locked", "-p", "dsh"])?;
     let binary = workspace_root().join("target/release/dsh");
     process_bench::run(&binary, if quick { 20 } else { 100 })
-}
-
-/// Median and 90th percentile of `samples`.
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort_unstable();
-    let at = |fraction: f64| {
-        let index = ((samples.len() as f64 - 1.0) * fraction).round() as usize;
-        samples.get(index).copied().unwrap_or_default()
-    };
-    (at(0.5), at(0.9))
 }

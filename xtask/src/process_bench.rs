@@ -10,7 +10,6 @@ use std::time::Instant;
 use nix::sys::resource::UsageWho;
 use nix::sys::resource::getrusage;
 
-use crate::percentiles;
 use crate::report;
 
 struct Case {
@@ -166,4 +165,14 @@ fn spawn(binary: &Path, args: &[&str], home: &Path) -> Result<Duration, String> 
         ));
     }
     Ok(elapsed)
+}
+
+/// Median and 90th percentile of `samples`.
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort_unstable();
+    let at = |fraction: f64| {
+        let index = ((samples.len() as f64 - 1.0) * fraction).round() as usize;
+        samples.get(index).copied().unwrap_or_default()
+    };
+    (at(0.5), at(0.9))
 }

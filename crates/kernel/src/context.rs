@@ -70,11 +70,7 @@ impl Context {
         let name = key.name();
         let slot = st.services.get(name);
         let own = slot.is_some_and(|slot| slot.provider == self.fiber);
-        let injected = st
-            .fibers
-            .get(&self.fiber)
-            .is_some_and(|fiber| fiber.inject.iter().any(|injected| injected == name));
-        if !own && !injected && self.fiber != crate::runtime::ROOT {
+        if !own && !st.injects(self.fiber, name) && self.fiber != crate::runtime::ROOT {
             return Err(KernelError::NotInjected {
                 service: name.to_owned(),
                 fiber: st.label_of(self.fiber),
@@ -102,11 +98,7 @@ impl Context {
     /// `Ok(None)` when the service exposes none. The fiber must inject the service.
     pub fn service_fields(&self, name: &str) -> Result<Option<Value>, KernelError> {
         let st = self.runtime.lock();
-        let injected = st
-            .fibers
-            .get(&self.fiber)
-            .is_some_and(|fiber| fiber.inject.iter().any(|injected| injected == name));
-        if !injected {
+        if !st.injects(self.fiber, name) {
             return Err(KernelError::NotInjected {
                 service: name.to_owned(),
                 fiber: st.label_of(self.fiber),
@@ -305,15 +297,6 @@ impl FiberHandle {
             .fibers
             .get(&self.id)
             .and_then(|fiber| fiber.error.clone())
-    }
-
-    /// Waits until the fiber is neither loading nor unloading, and returns its state.
-    pub async fn settled(&self) -> FiberState {
-        let id = self.id;
-        self.runtime
-            .wait_until(|st| !st.state_of(id).is_transient())
-            .await;
-        self.state()
     }
 
     /// Removes the fiber for good, waiting until its effects are undone.

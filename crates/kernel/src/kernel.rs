@@ -6,7 +6,6 @@ use crate::audit::AuditError;
 use crate::context::Context;
 use crate::error::KernelError;
 use crate::fiber::FiberId;
-use crate::fiber::FiberState;
 use crate::runtime::ROOT;
 use crate::runtime::Runtime;
 
@@ -33,11 +32,6 @@ impl Kernel {
     /// Waits until no fiber is loading or unloading.
     pub async fn settle(&self) {
         self.runtime.wait_until(|st| st.busy() == 0).await;
-    }
-
-    /// The state of fiber `id` (`Disposed` once it is gone).
-    pub fn state(&self, id: FiberId) -> FiberState {
-        self.runtime.lock().state_of(id)
     }
 
     /// The fibers mounted by fiber `id` that still exist, in mount order.

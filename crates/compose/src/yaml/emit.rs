@@ -122,13 +122,14 @@ fn write_scalar(out: &mut String, node: &Node, parent: Option<usize>) {
     }
 }
 
-/// The longest key YAML allows in the implicit `key: value` form.
-const IMPLICIT_KEY_LIMIT: usize = 1024;
+/// Keys longer than this are written in the explicit `? key` form: YAML allows at most 1024
+/// characters for an implicit key, quotes and escapes included, so this leaves room for them.
+const EXPLICIT_KEY_FROM: usize = 1000;
 
 /// Writes `key:` for a key at `column`; a key too long for the implicit form is written as
 /// an explicit `? key` with its `:` on the next line, as js-yaml does.
 fn write_key(out: &mut String, key: &str, column: usize) {
-    let explicit = key.chars().count() > IMPLICIT_KEY_LIMIT - 24;
+    let explicit = key.chars().count() > EXPLICIT_KEY_FROM;
     if explicit {
         out.push_str("? ");
     }

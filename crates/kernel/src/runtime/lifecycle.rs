@@ -136,13 +136,7 @@ impl Runtime {
         let mut dependents = Vec::new();
         for effect in &effects {
             if let Undo::Service { name, provision } = &effect.undo {
-                let owned = st
-                    .services
-                    .get(name)
-                    .is_some_and(|slot| slot.provision == *provision);
-                if let Some(slot) = owned.then(|| st.services.remove(name)).flatten() {
-                    st.bury(slot.value);
-                }
+                st.take_service(name, *provision);
                 dependents.extend(st.injectors.get(name).into_iter().flatten().copied());
             }
         }

@@ -182,7 +182,27 @@ impl State {
         self.graveyard.push(Box::new(value));
     }
 
-    /// Why service `name` is not visible to `viewer`, for error messages.
+    /// Removes service `name` if `provision` is still the one in the table, keeping its value
+    /// until the lock is released; returns whether it did.
+    pub(crate) fn take_service(&mut self, name: &str, provision: u64) -> bool {
+        let owned = self
+            .services
+            .get(name)
+            .is_some_and(|slot| slot.provision == provision);
+        if let Some(slot) = owned.then(|| self.services.remove(name)).flatten() {
+            self.bury(slot.value);
+        }
+        owned
+    }
+
+    /// Whether fiber `id` declared service `name` in its inject list.
+    pub(crate) fn injects(&self, id: FiberId, name: &str) -> bool {
+        self.fibers
+            .get(&id)
+            .is_some_and(|fiber| fiber.inject.iter().any(|injected| injected == name))
+    }
+
+    /// Why service `name` is not visible, for error messages.
     pub(crate) fn unavailable_reason(&self, name: &str) -> String {
         match self.services.get(name) {
             None => "no row provides it".to_owned(),

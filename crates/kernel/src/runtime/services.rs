@@ -62,15 +62,8 @@ impl Runtime {
     pub(crate) async fn withdraw(self: &Arc<Self>, name: &str, provision: u64) {
         let concerned = {
             let mut st = self.lock();
-            if st
-                .services
-                .get(name)
-                .is_none_or(|slot| slot.provision != provision)
-            {
+            if !st.take_service(name, provision) {
                 return;
-            }
-            if let Some(slot) = st.services.remove(name) {
-                st.bury(slot.value);
             }
             let concerned = st.injectors.get(name).cloned().unwrap_or_default();
             self.poke(&mut st, &concerned);
