@@ -81,12 +81,58 @@ enum Alias {
         )]
         args: Vec<String>,
     },
+    /// List, show, export and verify stored sessions (never modifies a log).
+    #[command(after_help = SESSIONS_EXAMPLES)]
+    Sessions {
+        /// The profile whose persistence rows to use (default: headless).
+        #[arg(long, value_name = "name")]
+        profile: Option<String>,
+        /// Extra patch-list layer, as for the launcher (repeatable).
+        #[arg(long, value_name = "path")]
+        patch: Vec<String>,
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
     /// Manage a profile's plugins (dsh 0.1 installs npm packages; this dsh compiles its
     /// plugins in).
     #[command(disable_help_flag = true)]
     Plugin {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+}
+
+const SESSIONS_EXAMPLES: &str = "\
+Examples:
+  dsh sessions list                        sessions of the headless profile's store
+  dsh sessions list --json                 one JSON object per session and line
+  dsh sessions show session-1              a readable transcript
+  dsh sessions export session-1 > s.jsonl  the log as raw, unpacked dsh JSONL
+  dsh sessions verify                      check every stored log; exit 1 on a bad one";
+
+/// What `dsh sessions` does.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum SessionsAction {
+    /// One line per stored session: id, created, cwd, events.
+    List {
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable transcript of one session.
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// The canonical log: the header line, then every event as one compact JSON line.
+    Export {
+        /// The session id.
+        id: String,
+    },
+    /// Validate one session, or every session, without changing anything.
+    Verify {
+        /// The session id (default: all).
+        id: Option<String>,
     },
 }
 
@@ -110,6 +156,15 @@ pub enum Invocation {
         default_only: bool,
         /// `--patch` paths as given, in order.
         patches: Vec<String>,
+    },
+    /// Work with stored sessions.
+    Sessions {
+        /// The profile whose persistence rows are booted.
+        profile: String,
+        /// `--patch` paths as given, in order.
+        patches: Vec<String>,
+        /// What to do.
+        action: SessionsAction,
     },
     /// Print this text on stdout and exit 0 (help or version).
     Print(String),
@@ -146,6 +201,38 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Invocation, Usa
                 ));
             }
             resolve("web".to_owned(), launch, args)
+        }
+        Some(Alias::Sessions {
+            profile,
+            patch,
+            action,
+        }) => {
+            if cli.launch.dump_config || cli.launch.dump_default_config {
+                return Err(usage(
+                    "error: sessions takes no --dump-config or --dump-default-config",
+                ));
+            }
+            let profile = match (cli.profile, profile) {
+                (Some(_), Some(_)) => {
+                    return Err(usage(
+                        "error: give --profile once, before or after `sessions`",
+                    ));
+                }
+                (Some(name), None) | (None, Some(name)) => name,
+                (None, None) => "headless".to_owned(),
+            };
+            if profile.is_empty() {
+                return Err(usage("error: --profile needs a name"));
+            }
+            let patches: Vec<String> = cli.launch.patch.into_iter().chain(patch).collect();
+            if patches.iter().any(String::is_empty) {
+                return Err(usage("error: --patch needs a path"));
+            }
+            Ok(Invocation::Sessions {
+                profile,
+                patches,
+                action,
+            })
         }
         Some(Alias::Plugin { .. }) => Err(usage(
             "error: `dsh plugin` is not part of this dsh: its plugins are compiled in; \
@@ -329,6 +416,47 @@ mod tests {
             panic!()
         };
         assert_eq!(version.trim(), format!("dsh {}", env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn sessions_default_to_the_headless_profile() {
+        assert_eq!(
+            parse_args(&["sessions", "list", "--json"]).unwrap(),
+            Invocation::Sessions {
+                profile: "headless".into(),
+                patches: vec![],
+                action: SessionsAction::List { json: true },
+            }
+        );
+        assert_eq!(
+            parse_args(&[
+                "--profile",
+                "web",
+                "--patch",
+                "a.yml",
+                "sessions",
+                "--patch",
+                "b.yml",
+                "show",
+                "s1"
+            ])
+            .unwrap(),
+            Invocation::Sessions {
+                profile: "web".into(),
+                patches: vec!["a.yml".into(), "b.yml".into()],
+                action: SessionsAction::Show { id: "s1".into() },
+            }
+        );
+        assert_eq!(
+            parse_args(&["sessions", "--profile", "web", "verify"]).unwrap(),
+            Invocation::Sessions {
+                profile: "web".into(),
+                patches: vec![],
+                action: SessionsAction::Verify { id: None },
+            }
+        );
+        assert!(parse_args(&["sessions", "show"]).is_err());
+        assert!(parse_args(&["sessions"]).is_err());
     }
 
     #[test]

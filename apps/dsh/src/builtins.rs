@@ -2,12 +2,29 @@
 //!
 //! Each seam crate exports its plugins; this is the one place that names them all. A row
 //! whose plugin is not registered here fails at boot with an error naming the row and the
-//! plugin. Nothing is registered yet: the plugin crates (session, persistence, shell, tools,
-//! llm, agent loop, apps) land in their own issues, each adding its line here.
+//! plugin. Plugin crates still to come (shell, tools, llm, agent loop, apps) add their line
+//! here when they land.
 
 use dsh_compose::Registry;
+use dsh_kernel::DynPlugin;
+use dsh_persistence_jsonl::JsonlPersistencePlugin;
+use dsh_session::SessionPlugin;
 
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
-    Registry::new()
+    let mut registry = Registry::new();
+    add(&mut registry, "dsh-session", SessionPlugin);
+    add(
+        &mut registry,
+        "dsh-persistence-jsonl",
+        JsonlPersistencePlugin,
+    );
+    registry
+}
+
+/// Registers one plugin; a duplicate name is a bug in this list, reported rather than fatal.
+fn add(registry: &mut Registry, name: &str, plugin: impl DynPlugin) {
+    if let Err(error) = registry.register(name, plugin) {
+        tracing::error!("built-in plugin {name} was not registered: {error}");
+    }
 }

@@ -7,6 +7,7 @@ mod dump;
 mod output;
 mod prepare;
 mod run;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,14 @@ fn main() -> ExitCode {
             default_only,
             patches,
         } => dump::dump(&profile, default_only, &patches).map(|()| 0),
+        Invocation::Sessions {
+            profile,
+            patches,
+            action,
+        } => {
+            init_logging();
+            sessions::run(&profile, &patches, &action)
+        }
         Invocation::Run {
             profile,
             patches,

@@ -113,6 +113,19 @@ impl Composition {
         &self.provenance
     }
 
+    /// Keeps only the top-level rows `keep` accepts, with their provenance (for commands that
+    /// boot part of a profile, such as `dsh sessions`).
+    pub fn retain_rows(&mut self, mut keep: impl FnMut(&Node) -> bool) {
+        let rows = std::mem::take(&mut self.rows);
+        let provenance = std::mem::take(&mut self.provenance);
+        for (row, origin) in rows.into_iter().zip(provenance) {
+            if keep(&row) {
+                self.rows.push(row);
+                self.provenance.push(origin);
+            }
+        }
+    }
+
     /// Patch entries that were skipped, in the order they were met.
     pub fn warnings(&self) -> &[LayerWarning] {
         &self.warnings

@@ -97,6 +97,11 @@ impl Context {
             .unwrap_or_else(|| Snapshot::from(Vec::new()))
     }
 
+    /// How many listeners `E` has right now.
+    pub fn listener_count<E: Event>(&self) -> usize {
+        self.snapshot::<E>().len()
+    }
+
     /// Calls every listener of `E` in order with `args`. All run even when some fail; the
     /// failures are returned together.
     pub fn emit<E>(&self, args: &<E::Mode as EmitMode>::Args) -> Result<(), DispatchError>

@@ -1,0 +1,152 @@
+//! `dsh sessions`: list, show, export and verify stored sessions.
+//!
+//! Boots only the session store and persistence rows of the chosen profile, so the same
+//! `--profile`/`--patch` that pick a store for a run pick it here. Nothing here writes to a
+//! log: reads go through `inspect`/`read_from`, which repair torn tails and open turns in
+//! memory only.
+
+mod transcript;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use dsh_compose::boot;
+use dsh_compose::expr::LaunchEnv;
+use dsh_kernel::Kernel;
+use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
+use dsh_persistence_jsonl::header_line::header_line;
+use dsh_session::json::to_js_string;
+
+use crate::args::SessionsAction;
+use crate::builtins;
+use crate::output;
+use crate::prepare::prepare;
+
+/// Plugins `dsh sessions` boots: the store and any persistence provider.
+fn is_storage_row(plugin: &str) -> bool {
+    plugin == "dsh-session" || plugin.starts_with("dsh-persistence")
+}
+
+/// Runs one `dsh sessions` action; returns the exit code.
+pub fn run(profile: &str, patches: &[String], action: &SessionsAction) -> anyhow::Result<i32> {
+    let mut prepared = prepare(profile, true, patches)?;
+    prepared.composition.retain_rows(|row| {
+        row.as_map()
+            .and_then(|map| map.get("name"))
+            .and_then(|name| name.as_str())
+            .is_some_and(is_storage_row)
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let kernel = Kernel::new()?;
+        let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
+        let registry = builtins::registry();
+        let booted = boot(&kernel, &prepared.composition, &registry, launch).await;
+        let outcome = match booted {
+            Err(error) => {
+                Err(anyhow::Error::new(error).context("the session store failed to load"))
+            }
+            Ok(_) => match kernel.root().get(&SESSION_PERSISTENCE) {
+                None => Err(anyhow::anyhow!(
+                    "profile \"{profile}\" has no session persistence row (such as \
+                     session-persistence-jsonl)"
+                )),
+                Some(store) => act(store.as_ref(), action).await,
+            },
+        };
+        kernel.shutdown().await;
+        outcome
+    })
+}
+
+async fn act(store: &dyn SessionPersistence, action: &SessionsAction) -> anyhow::Result<i32> {
+    match action {
+        SessionsAction::List { json } => list(store, *json).await,
+        SessionsAction::Show { id } => {
+            let inspection = store.inspect(id).await?;
+            output::stdout(&transcript::render(&inspection));
+            Ok(0)
+        }
+        SessionsAction::Export { id } => {
+            let inspection = store.inspect(id).await?;
+            let mut text = header_line(&inspection.header);
+            text.push('\n');
+            for event in &inspection.events {
+                text.push_str(&to_js_string(event));
+                text.push('\n');
+            }
+            output::stdout(&text);
+            Ok(0)
+        }
+        SessionsAction::Verify { id } => verify(store, id.as_deref()).await,
+    }
+}
+
+async fn list(store: &dyn SessionPersistence, json: bool) -> anyhow::Result<i32> {
+    let mut headers = store.list().await?;
+    headers.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let mut text = String::new();
+    if !json && !headers.is_empty() {
+        text.push_str("ID\tCREATED\tCWD\tEVENTS\n");
+    }
+    for header in headers {
+        let events = store
+            .read_from(&header.id, 0)
+            .await
+            .map(|events| events.len());
+        if json {
+            let mut object = serde_json::to_value(&header)?;
+            if let Some(map) = object.as_object_mut() {
+                let count = events
+                    .as_ref()
+                    .map_or(serde_json::Value::Null, |n| (*n).into());
+                map.insert("events".into(), count);
+                if let Err(error) = &events {
+                    map.insert("error".into(), error.to_string().into());
+                }
+            }
+            text.push_str(&to_js_string(&object));
+        } else {
+            let count = events.map_or_else(|_| "unreadable".to_owned(), |n| n.to_string());
+            text.push_str(&format!(
+                "{}\t{}\t{}\t{count}",
+                header.id,
+                transcript::iso_time(header.created_at),
+                header.cwd.as_deref().unwrap_or("-")
+            ));
+        }
+        text.push('\n');
+    }
+    output::stdout(&text);
+    Ok(0)
+}
+
+async fn verify(store: &dyn SessionPersistence, id: Option<&str>) -> anyhow::Result<i32> {
+    let ids = match id {
+        Some(id) => vec![id.to_owned()],
+        None => {
+            let mut ids: Vec<String> = store.list().await?.into_iter().map(|h| h.id).collect();
+            ids.sort();
+            ids
+        }
+    };
+    let mut bad = 0;
+    let mut text = String::new();
+    for id in &ids {
+        match store.inspect(id).await {
+            Ok(inspection) => {
+                text.push_str(&format!("ok\t{id}\t{} events\n", inspection.events.len()));
+            }
+            Err(error) => {
+                bad += 1;
+                output::diagnostic(&error.to_string());
+                text.push_str(&format!("bad\t{id}\n"));
+            }
+        }
+    }
+    output::stdout(&text);
+    Ok(if bad == 0 { 0 } else { 1 })
+}

@@ -1,0 +1,533 @@
+//! The coordinator: everything backends share. Per-session serialization, lazy
+//! materialization, validation and crash repair on load, format refusal kept apart from
+//! corruption, and the write-behind of live sessions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dsh_session::json::check_lossless;
+use dsh_session::known::is_known_type;
+use dsh_session::repair::interrupted_turn_closers;
+use dsh_session::seed::check_not_retired;
+use dsh_session::{LiveSession, Session, SessionError, SessionEvent, SessionHeader};
+
+use crate::backend::{PersistenceBackend, StoredLog};
+use crate::error::{BackendError, PersistenceError};
+use crate::seam::{
+    PersistenceSnapshot, SessionInspection, SessionLocation, SessionPersistence,
+    SessionPreparation, SessionRawArtifact,
+};
+use crate::write_behind::{BatchWriter, DEFAULT_WRITE_BATCH_MAX_DELAY_MS, WriteBehind};
+
+/// How often a load re-reads after committing a repair before giving up.
+const MAX_REPAIR_ROUNDS: usize = 4;
+
+/// Coordinator settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoordinatorOptions {
+    /// The write-behind window of live sessions.
+    pub write_batch_max_delay: Duration,
+}
+
+impl Default for CoordinatorOptions {
+    fn default() -> Self {
+        Self {
+            write_batch_max_delay: Duration::from_millis(DEFAULT_WRITE_BATCH_MAX_DELAY_MS),
+        }
+    }
+}
+
+/// What the coordinator knows about one stored session.
+#[derive(Debug, Default)]
+struct SlotState {
+    header: Option<SessionHeader>,
+    /// The stored log length.
+    cursor: u64,
+    materialized: bool,
+    tracked: bool,
+}
+
+type Slot = Arc<tokio::sync::Mutex<SlotState>>;
+
+/// A validated read: the session (balanced, with its end-seed) and what repair it needs.
+struct Checked<M> {
+    session: Session,
+    /// Events before the end-seed marker: stored events plus closers.
+    balanced: usize,
+    stored: usize,
+    torn: Option<M>,
+}
+
+/// Implements [`SessionPersistence`] over a [`PersistenceBackend`].
+pub struct Coordinator<B: PersistenceBackend> {
+    backend: B,
+    options: CoordinatorOptions,
+    slots: Mutex<HashMap<String, Slot>>,
+    writers: Mutex<HashMap<String, Arc<WriteBehind>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn from_backend(id: &str, error: BackendError) -> PersistenceError {
+    match error {
+        BackendError::Corrupt(cause) => PersistenceError::Corruption {
+            id: id.to_owned(),
+            cause,
+        },
+        BackendError::FormatUnsupported(message) => PersistenceError::FormatUnsupported(message),
+        other => PersistenceError::Backend(other),
+    }
+}
+
+impl<B: PersistenceBackend> Coordinator<B> {
+    /// A coordinator over `backend`.
+    pub fn new(backend: B, options: CoordinatorOptions) -> Arc<Self> {
+        Arc::new(Self {
+            backend,
+            options,
+            slots: Mutex::new(HashMap::new()),
+            writers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    fn slot(&self, id: &str) -> Slot {
+        Arc::clone(lock(&self.slots).entry(id.to_owned()).or_default())
+    }
+
+    fn writer(&self, id: &str) -> Option<Arc<WriteBehind>> {
+        lock(&self.writers).get(id).cloned()
+    }
+
+    /// Reads and validates a stored log: version and vocabulary refusals first, then the seed
+    /// rules, then crash closers for an open turn.
+    async fn read_checked(&self, id: &str) -> Result<Checked<B::TornMarker>, PersistenceError> {
+        let stored = self
+            .backend
+            .load_stored(id)
+            .await
+            .map_err(|error| from_backend(id, error))?
+            .ok_or_else(|| PersistenceError::NotFound(id.to_owned()))?;
+        let StoredLog {
+            header,
+            mut events,
+            torn,
+            ..
+        } = stored;
+        let corrupt = |cause: String| PersistenceError::Corruption {
+            id: id.to_owned(),
+            cause,
+        };
+        if header.id != id {
+            return Err(corrupt(format!(
+                "header id \"{}\" does not match",
+                header.id
+            )));
+        }
+        self.assert_supported(&header, &events)?;
+        let closers = interrupted_turn_closers(&events);
+        let stored_len = events.len();
+        let balanced = stored_len + closers.len();
+        events.extend(closers);
+        let session = Session::from_seed(header, events).map_err(|error| match error {
+            SessionError::Header(error) => corrupt(error.to_string()),
+            other => corrupt(other.to_string()),
+        })?;
+        Ok(Checked {
+            session,
+            balanced,
+            stored: stored_len,
+            torn,
+        })
+    }
+
+    fn assert_supported(
+        &self,
+        header: &SessionHeader,
+        events: &[SessionEvent],
+    ) -> Result<(), PersistenceError> {
+        let unknown = events
+            .iter()
+            .find(|event| !event.ignorable && !is_known_type(&event.kind));
+        let Some(event) = unknown else { return Ok(()) };
+        let location = self
+            .backend
+            .locate(header)
+            .map(|location| format!(" (raw log: {})", location.path.display()))
+            .unwrap_or_default();
+        Err(PersistenceError::FormatUnsupported(format!(
+            "session \"{}\" contains event type \"{}\" (seq {}) unknown to this harness and not \
+             marked ignorable; refusing to interpret the log — it was likely written by a newer \
+             harness{location}",
+            header.id, event.kind, event.seq
+        )))
+    }
+
+    /// Reads a log, committing its repair (torn tail cut, closers appended) until it reads
+    /// back balanced. Runs under the session's slot lock.
+    async fn read_repaired(
+        &self,
+        id: &str,
+        state: &mut SlotState,
+    ) -> Result<Checked<B::TornMarker>, PersistenceError> {
+        for _ in 0..MAX_REPAIR_ROUNDS {
+            let checked = self.read_checked(id).await?;
+            let header = checked.session.header().clone();
+            if checked.torn.is_none() && checked.balanced == checked.stored {
+                *state = SlotState {
+                    header: Some(header),
+                    cursor: checked.stored as u64,
+                    materialized: true,
+                    tracked: true,
+                };
+                return Ok(checked);
+            }
+            let closers = checked
+                .session
+                .events()
+                .get(checked.stored..checked.balanced)
+                .unwrap_or_default()
+                .to_vec();
+            self.backend
+                .commit_repair(&header, checked.torn, &closers)
+                .await
+                .map_err(|error| from_backend(id, error))?;
+        }
+        Err(PersistenceError::Corruption {
+            id: id.to_owned(),
+            cause: format!("the log did not read back balanced after {MAX_REPAIR_ROUNDS} repairs"),
+        })
+    }
+
+    fn inspection(checked: &Checked<B::TornMarker>) -> SessionInspection {
+        let events = checked
+            .session
+            .events()
+            .get(..checked.balanced)
+            .unwrap_or_default();
+        SessionInspection {
+            header: checked.session.header().clone(),
+            events: events.iter().map(|event| (**event).clone()).collect(),
+        }
+    }
+
+    fn check_batch(id: &str, events: &[SessionEvent]) -> Result<(), PersistenceError> {
+        for event in events {
+            check_lossless(&event.data).map_err(|error| PersistenceError::NotJson {
+                id: id.to_owned(),
+                reason: error.to_string(),
+            })?;
+            check_not_retired(&event.kind, &event.data).map_err(PersistenceError::Invalid)?;
+        }
+        Ok(())
+    }
+
+    /// Appends under the slot lock: adopts a stored log on first use, checks contiguity,
+    /// writes, and advances the cursor.
+    async fn append_locked(
+        &self,
+        id: &str,
+        state: &mut SlotState,
+        batch: &[Arc<SessionEvent>],
+    ) -> Result<(), PersistenceError> {
+        if !state.tracked {
+            self.read_repaired(id, state).await?;
+        }
+        for (index, event) in batch.iter().enumerate() {
+            let expected = state.cursor + index as u64;
+            if event.seq != expected {
+                return Err(PersistenceError::SeqMismatch {
+                    id: id.to_owned(),
+                    expected,
+                    index,
+                    got: event.seq,
+                });
+            }
+        }
+        let Some(header) = state.header.clone() else {
+            return Err(PersistenceError::NotFound(id.to_owned()));
+        };
+        self.backend
+            .append_batch(&header, batch, state.materialized)
+            .await
+            .map_err(|error| from_backend(id, error))?;
+        state.materialized = true;
+        state.cursor += batch.len() as u64;
+        Ok(())
+    }
+
+    /// Writes a live session's batch: on first write, reconciles with storage (nothing stored:
+    /// start at 0; a stored prefix the live log extends: continue after it; anything else is an
+    /// id collision), then skips events already stored.
+    async fn write_live(
+        &self,
+        live: &LiveSession,
+        batch: Vec<Arc<SessionEvent>>,
+    ) -> Result<(), PersistenceError> {
+        let id = live.id();
+        let slot = self.slot(id);
+        let mut state = slot.lock().await;
+        if !state.tracked {
+            self.reconcile_live(live, &mut state).await?;
+        }
+        let fresh: Vec<Arc<SessionEvent>> = batch
+            .into_iter()
+            .filter(|event| event.seq >= state.cursor)
+            .collect();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        self.append_locked(id, &mut state, &fresh).await
+    }
+
+    async fn reconcile_live(
+        &self,
+        live: &LiveSession,
+        state: &mut SlotState,
+    ) -> Result<(), PersistenceError> {
+        let id = live.id();
+        let header = live.header();
+        let stored = self
+            .backend
+            .load_stored(id)
+            .await
+            .map_err(|error| from_backend(id, error))?;
+        let Some(stored) = stored else {
+            *state = SlotState {
+                header: Some(header),
+                cursor: 0,
+                materialized: false,
+                tracked: true,
+            };
+            return Ok(());
+        };
+        let live_events = live.events();
+        let covers = stored.header.cwd == header.cwd
+            && stored.events.len() <= live_events.len()
+            && stored
+                .events
+                .iter()
+                .zip(&live_events)
+                .all(|(a, b)| a == &**b);
+        if !covers {
+            return Err(PersistenceError::AlreadyExists(format!(
+                "{id}\" collides with a different stored session; use a new id \""
+            )));
+        }
+        if stored.torn.is_some() {
+            self.backend
+                .commit_repair(&stored.header, stored.torn, &[])
+                .await
+                .map_err(|error| from_backend(id, error))?;
+        }
+        *state = SlotState {
+            header: Some(stored.header),
+            cursor: stored.events.len() as u64,
+            materialized: true,
+            tracked: true,
+        };
+        Ok(())
+    }
+
+    /// Starts persisting a live session: queues its whole log (events already stored are
+    /// skipped at write time).
+    pub fn attach_live(self: &Arc<Self>, live: &Arc<LiveSession>) {
+        let writer = {
+            let mut writers = lock(&self.writers);
+            if writers.contains_key(live.id()) {
+                return;
+            }
+            let coordinator = Arc::downgrade(self);
+            let target = Arc::downgrade(live);
+            let write: BatchWriter = Arc::new(move |batch| {
+                let coordinator = coordinator.upgrade();
+                let target = target.upgrade();
+                Box::pin(async move {
+                    match (coordinator, target) {
+                        (Some(coordinator), Some(live)) => {
+                            coordinator.write_live(&live, batch).await
+                        }
+                        _ => Err(PersistenceError::Invalid(
+                            "the session or its persistence was disposed before the write".into(),
+                        )),
+                    }
+                })
+            });
+            let writer = WriteBehind::new(live.id(), self.options.write_batch_max_delay, write);
+            writers.insert(live.id().to_owned(), Arc::clone(&writer));
+            writer
+        };
+        for event in live.events() {
+            writer.enqueue(event);
+        }
+    }
+
+    /// Queues one committed event of a live session.
+    pub fn enqueue_live(self: &Arc<Self>, live: &Arc<LiveSession>, event: Arc<SessionEvent>) {
+        match self.writer(live.id()) {
+            Some(writer) => writer.enqueue(event),
+            // Not seen at creation (it predates this plugin): queue its whole log.
+            None => self.attach_live(live),
+        }
+    }
+
+    /// Makes a live session's queued events durable.
+    pub async fn flush_live(&self, id: &str) -> Result<(), PersistenceError> {
+        match self.writer(id) {
+            Some(writer) => writer.flush().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes a live session and forgets it.
+    pub async fn retire_live(&self, id: &str) -> Result<(), PersistenceError> {
+        let flushed = self.flush_live(id).await;
+        lock(&self.writers).remove(id);
+        lock(&self.slots).remove(id);
+        flushed
+    }
+
+    /// Flushes every live session, then closes the backend.
+    pub async fn close(&self) -> Result<(), PersistenceError> {
+        let writers: Vec<(String, Arc<WriteBehind>)> = lock(&self.writers).drain().collect();
+        let mut failures = Vec::new();
+        for (id, writer) in writers {
+            if let Err(error) = writer.flush().await {
+                failures.push(format!("{id}: {error}"));
+            }
+        }
+        self.backend.close().await;
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(PersistenceError::Invalid(format!(
+                "{} dispose failed: {}",
+                self.backend.name(),
+                failures.join("; ")
+            )))
+        }
+    }
+
+    fn live_writer_exists(&self, id: &str) -> bool {
+        lock(&self.writers).contains_key(id)
+    }
+}
+
+#[async_trait]
+impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
+    fn locate(&self, header: &SessionHeader) -> Option<SessionLocation> {
+        self.backend.locate(header)
+    }
+
+    fn supports_raw_artifacts(&self) -> bool {
+        self.backend.supports_raw_artifacts()
+    }
+
+    async fn read_raw(&self, id: &str) -> Result<Option<SessionRawArtifact>, PersistenceError> {
+        self.backend
+            .read_raw(id)
+            .await
+            .map_err(|error| from_backend(id, error))
+    }
+
+    async fn create(&self, header: SessionHeader) -> Result<(), PersistenceError> {
+        header
+            .validate(&header.id)
+            .map_err(|error| PersistenceError::Invalid(error.to_string()))?;
+        let id = header.id.clone();
+        let slot = self.slot(&id);
+        let mut state = slot.lock().await;
+        if state.tracked {
+            return Err(PersistenceError::AlreadyExists(id));
+        }
+        let stored = self
+            .backend
+            .read_stored_revision(&id)
+            .await
+            .map_err(|error| from_backend(&id, error))?;
+        if stored.is_some() {
+            return Err(PersistenceError::AlreadyExists(id));
+        }
+        *state = SlotState {
+            header: Some(header),
+            cursor: 0,
+            materialized: false,
+            tracked: true,
+        };
+        Ok(())
+    }
+
+    async fn append(&self, id: &str, events: Vec<SessionEvent>) -> Result<(), PersistenceError> {
+        Self::check_batch(id, &events)?;
+        if events.is_empty() {
+            return Ok(());
+        }
+        let batch: Vec<Arc<SessionEvent>> = events.into_iter().map(Arc::new).collect();
+        let slot = self.slot(id);
+        let mut state = slot.lock().await;
+        self.append_locked(id, &mut state, &batch).await
+    }
+
+    async fn prepare(&self, id: &str) -> Result<SessionPreparation, PersistenceError> {
+        if self.live_writer_exists(id) {
+            return Err(PersistenceError::Busy(format!(
+                "session \"{id}\" is live; it cannot be prepared again"
+            )));
+        }
+        let slot = self.slot(id);
+        let mut state = slot.lock().await;
+        let checked = self.read_repaired(id, &mut state).await?;
+        Ok(SessionPreparation {
+            session: checked.session,
+        })
+    }
+
+    async fn load(&self, id: &str) -> Result<SessionInspection, PersistenceError> {
+        self.flush_live(id).await?;
+        let slot = self.slot(id);
+        let mut state = slot.lock().await;
+        let checked = self.read_repaired(id, &mut state).await?;
+        Ok(Self::inspection(&checked))
+    }
+
+    async fn inspect(&self, id: &str) -> Result<SessionInspection, PersistenceError> {
+        let slot = self.slot(id);
+        let _state = slot.lock().await;
+        let checked = self.read_checked(id).await?;
+        Ok(Self::inspection(&checked))
+    }
+
+    async fn read_from(
+        &self,
+        id: &str,
+        from_seq: u64,
+    ) -> Result<Vec<SessionEvent>, PersistenceError> {
+        let stored = self
+            .backend
+            .load_stored(id)
+            .await
+            .map_err(|error| from_backend(id, error))?
+            .ok_or_else(|| PersistenceError::NotFound(id.to_owned()))?;
+        Ok(stored
+            .events
+            .into_iter()
+            .filter(|event| event.seq >= from_seq)
+            .collect())
+    }
+
+    async fn list(&self) -> Result<Vec<SessionHeader>, PersistenceError> {
+        Ok(self.backend.list().await?)
+    }
+
+    async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, PersistenceError> {
+        Ok(self.backend.list_snapshots().await?)
+    }
+}

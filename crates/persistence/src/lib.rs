@@ -1,0 +1,21 @@
+//! The session persistence seam: [`SessionPersistence`], the trait every storage backend
+//! offers, and the [`Coordinator`] that does the shared work (per-session serialization, lazy
+//! materialization, validation, crash repair, format refusal, and the write-behind of live
+//! sessions) over a backend's small [`PersistenceBackend`] hooks.
+
+pub mod backend;
+pub mod coordinator;
+pub mod error;
+pub mod live;
+pub mod seam;
+pub mod write_behind;
+
+pub use backend::{PersistenceBackend, StoredLog};
+pub use coordinator::{Coordinator, CoordinatorOptions};
+pub use error::{BackendError, PersistenceError};
+pub use live::install_live_persistence;
+pub use seam::{
+    PersistenceSnapshot, SESSION_PERSISTENCE, SessionInspection, SessionLocation,
+    SessionPersistence, SessionPreparation, SessionRawArtifact,
+};
+pub use write_behind::{DEFAULT_WRITE_BATCH_MAX_DELAY_MS, MAX_WRITE_BATCH_DELAY_MS, WriteBehind};

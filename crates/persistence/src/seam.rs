@@ -1,0 +1,101 @@
+//! The `SessionPersistence` seam: what every storage backend offers the harness.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use dsh_kernel::ServiceKey;
+use dsh_session::{Session, SessionEvent, SessionHeader};
+
+use crate::error::PersistenceError;
+
+/// The persistence service (`ctx.sessionPersistence` in dsh).
+pub const SESSION_PERSISTENCE: ServiceKey<dyn SessionPersistence> =
+    ServiceKey::new("sessionPersistence");
+
+/// Where a session's artifact lives, when the backend has one file per session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLocation {
+    /// Backend kind, such as `jsonl`.
+    pub kind: &'static str,
+    /// Absolute path (it may not exist yet).
+    pub path: PathBuf,
+}
+
+/// A stored session as read: its header and a balanced log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInspection {
+    /// The header.
+    pub header: SessionHeader,
+    /// The events, with crash closers when the last turn was left open.
+    pub events: Vec<SessionEvent>,
+}
+
+/// A session's raw artifact: the decoded JSONL text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRawArtifact {
+    /// The header.
+    pub header: SessionHeader,
+    /// Always `session.jsonl`.
+    pub filename: &'static str,
+    /// The decoded text, without a torn final frame.
+    pub content: String,
+}
+
+/// A header with an opaque revision that changes on every append or repair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistenceSnapshot {
+    /// The header.
+    pub header: SessionHeader,
+    /// The revision (qualified by store).
+    pub revision: String,
+}
+
+/// A resumed session, validated and repaired, not yet live.
+///
+/// Publish it with `SessionStore::publish`; its log already ends with `session/end-seed`.
+#[derive(Debug)]
+pub struct SessionPreparation {
+    /// The session.
+    pub session: Session,
+}
+
+/// Durable storage of session logs.
+#[async_trait]
+pub trait SessionPersistence: Send + Sync {
+    /// Where the artifact of `header` lives (no I/O); `None` for stores without files.
+    fn locate(&self, header: &SessionHeader) -> Option<SessionLocation>;
+
+    /// Whether [`SessionPersistence::read_raw`] is supported.
+    fn supports_raw_artifacts(&self) -> bool;
+
+    /// The decoded log text; `Ok(None)` when absent.
+    async fn read_raw(&self, id: &str) -> Result<Option<SessionRawArtifact>, PersistenceError>;
+
+    /// Registers a new session lazily: nothing is written until its first append.
+    async fn create(&self, header: SessionHeader) -> Result<(), PersistenceError>;
+
+    /// Appends a contiguous batch; durable once this returns.
+    async fn append(&self, id: &str, events: Vec<SessionEvent>) -> Result<(), PersistenceError>;
+
+    /// Loads a stored session for resuming, committing any crash repair.
+    async fn prepare(&self, id: &str) -> Result<SessionPreparation, PersistenceError>;
+
+    /// Loads a balanced log, committing any crash repair.
+    async fn load(&self, id: &str) -> Result<SessionInspection, PersistenceError>;
+
+    /// Reads a log without changing anything: closers are added in memory only.
+    async fn inspect(&self, id: &str) -> Result<SessionInspection, PersistenceError>;
+
+    /// The stored events with `seq >= from_seq` (no closers, no repair).
+    async fn read_from(
+        &self,
+        id: &str,
+        from_seq: u64,
+    ) -> Result<Vec<SessionEvent>, PersistenceError>;
+
+    /// Headers of every materialized session, unordered.
+    async fn list(&self) -> Result<Vec<SessionHeader>, PersistenceError>;
+
+    /// Headers with revisions.
+    async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, PersistenceError>;
+}
