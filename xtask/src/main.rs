@@ -144,6 +144,21 @@ fn bench(args: &[String]) -> Result<(), String> {
     }
     cargo(&criterion)?;
     cargo(&["build", "--release", "--locked", "-p", "dsh"])?;
-    let binary = workspace_root().join("target/release/dsh");
-    process_bench::run(&binary, if quick { 20 } else { 100 })
+    let writer = "write_long_session";
+    cargo(&[
+        "build",
+        "--release",
+        "--locked",
+        "-p",
+        "dsh-persistence-jsonl",
+        "--example",
+        writer,
+    ])?;
+    let release = workspace_root().join("target/release");
+    let runs = if quick { 20 } else { 100 };
+    process_bench::run(
+        &release.join("dsh"),
+        &release.join("examples").join(writer),
+        runs,
+    )
 }

@@ -21,6 +21,13 @@ struct Case {
     rss_target_kib: i64,
 }
 
+/// Replaced by the benchmark's `DSH_HOME` in case arguments.
+const HOME: &str = "{home}";
+
+/// The long session the load cases open: 1,000 realistic 33-event turns plus a 7-event
+/// preamble (33,007 events), as `write_long_session` writes it.
+const LONG_SESSION: &str = "long-session";
+
 const CASES: &[Case] = &[
     Case {
         name: "dsh --profile web --dump-config",
@@ -36,14 +43,55 @@ const CASES: &[Case] = &[
         wall_target: Duration::from_millis(15),
         rss_target_kib: 10 * 1024,
     },
+    Case {
+        name: "dsh sessions verify (33,007 events, zstd)",
+        args: &["sessions", "verify", LONG_SESSION],
+        baseline: "dsh 0.1.1 load: 824 ms, ~250 MB",
+        wall_target: Duration::from_millis(60),
+        rss_target_kib: 60 * 1024,
+    },
+    Case {
+        name: "dsh sessions verify (33,007 events, raw)",
+        args: &[
+            "sessions",
+            "--patch",
+            "{home}/raw.patch.yml",
+            "verify",
+            LONG_SESSION,
+        ],
+        baseline: "dsh 0.1.1 load: 676 ms, ~250 MB",
+        wall_target: Duration::from_millis(60),
+        rss_target_kib: 60 * 1024,
+    },
 ];
 
-/// Runs each case `runs` times with a private `DSH_HOME` and prints the figures.
-pub fn run(binary: &Path, runs: usize) -> Result<(), String> {
+/// Runs each case `runs` times with a private `DSH_HOME` and prints the figures. `writer` is
+/// the `write_long_session` example, which stores the long session the load cases open.
+pub fn run(binary: &Path, writer: &Path, runs: usize) -> Result<(), String> {
     let home = std::env::temp_dir().join(format!("dsh-bench-{}", std::process::id()));
-    let outcome = run_cases(binary, runs, &home);
+    let outcome = write_sessions(writer, &home).and_then(|()| run_cases(binary, runs, &home));
     let _ = std::fs::remove_dir_all(&home);
     outcome
+}
+
+/// Writes the long session twice under `home`: zstd in the default store, raw JSONL in a
+/// second store that `raw.patch.yml` selects.
+fn write_sessions(writer: &Path, home: &Path) -> Result<(), String> {
+    for (root, compression) in [("sessions", "zstd"), ("raw-sessions", "none")] {
+        let status = Command::new(writer)
+            .arg(home.join(root))
+            .arg(compression)
+            .status()
+            .map_err(|error| format!("cannot run {}: {error}", writer.display()))?;
+        if !status.success() {
+            return Err(format!("{} failed: {status}", writer.display()));
+        }
+    }
+    let patch = format!(
+        "- id: session-persistence-jsonl\n  config:\n    root: {}\n    compression: none\n",
+        home.join("raw-sessions").display()
+    );
+    std::fs::write(home.join("raw.patch.yml"), patch).map_err(|error| error.to_string())
 }
 
 fn run_cases(binary: &Path, runs: usize, home: &Path) -> Result<(), String> {
@@ -148,9 +196,14 @@ pub fn measure(args: &[String]) -> Result<(), String> {
 }
 
 fn spawn(binary: &Path, args: &[&str], home: &Path) -> Result<Duration, String> {
+    let home_text = home.display().to_string();
+    let args: Vec<String> = args
+        .iter()
+        .map(|arg| arg.replace(HOME, &home_text))
+        .collect();
     let started = Instant::now();
     let status = Command::new(binary)
-        .args(args)
+        .args(&args)
         .env("DSH_HOME", home)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -181,6 +181,10 @@ fn usage(message: impl Into<String>) -> UsageError {
 
 /// Parses the command line (without the program name... or with it: `argv[0]` is skipped).
 pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Invocation, UsageError> {
+    let argv: Vec<OsString> = argv.into_iter().collect();
+    if let Some(text) = sessions_help(&argv) {
+        return Ok(Invocation::Print(text));
+    }
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(error) => {
@@ -301,6 +305,44 @@ fn resolve(
 /// The launcher's own help.
 fn help() -> String {
     Cli::command().render_help().to_string()
+}
+
+/// `dsh [launcher flags] sessions [flags] [action] (-h | --help)`: the help of `sessions` or of
+/// its action. (The launcher hands `-h` to apps, so clap's own help flag is off.)
+fn sessions_help(argv: &[OsString]) -> Option<String> {
+    let tokens: Vec<&str> = argv
+        .iter()
+        .skip(1)
+        .map(|arg| arg.to_str().unwrap_or(""))
+        .collect();
+    let position = tokens.iter().position(|token| *token == "sessions")?;
+    let before = tokens.get(..position).unwrap_or_default();
+    let launcher_only = before.iter().enumerate().all(|(index, token)| {
+        token.starts_with("--")
+            || before
+                .get(index.wrapping_sub(1))
+                .is_some_and(|f| *f == "--profile" || *f == "--patch")
+    });
+    let after = tokens.get(position + 1..).unwrap_or_default();
+    if !launcher_only
+        || !after
+            .iter()
+            .any(|token| *token == "-h" || *token == "--help")
+    {
+        return None;
+    }
+    let mut command = Cli::command();
+    command.build();
+    let sessions = command.find_subcommand_mut("sessions")?;
+    let action = after
+        .iter()
+        .find(|token| sessions.find_subcommand(token).is_some())
+        .copied();
+    let mut target = match action {
+        Some(name) => sessions.find_subcommand_mut(name)?.clone(),
+        None => sessions.clone(),
+    };
+    Some(target.render_help().to_string())
 }
 
 #[cfg(test)]
@@ -454,6 +496,23 @@ mod tests {
                 patches: vec![],
                 action: SessionsAction::Verify { id: None },
             }
+        );
+        for args in [
+            &["sessions", "--help"][..],
+            &["sessions", "-h"],
+            &["--profile", "web", "sessions", "list", "--help"],
+        ] {
+            let Ok(Invocation::Print(text)) = parse_args(args) else {
+                panic!("{args:?}")
+            };
+            assert!(text.contains("Usage: dsh sessions"), "{text}");
+        }
+        let Ok(Invocation::Print(text)) = parse_args(&["sessions", "--help"]) else {
+            panic!()
+        };
+        assert!(
+            text.contains("dsh sessions verify"),
+            "the examples are shown: {text}"
         );
         assert!(parse_args(&["sessions", "show"]).is_err());
         assert!(parse_args(&["sessions"]).is_err());

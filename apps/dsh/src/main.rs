@@ -13,6 +13,11 @@ use std::process::ExitCode;
 
 use args::Invocation;
 
+/// mimalloc: loading a long session allocates and frees hundreds of thousands of small JSON
+/// nodes, where it is markedly faster than the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let invocation = match args::parse(std::env::args_os()) {
         Ok(invocation) => invocation,

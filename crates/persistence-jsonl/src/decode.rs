@@ -193,9 +193,11 @@ pub fn read_header_only(
             plain
         }
     };
-    Ok(match parse_header_line(&line) {
-        Ok(header) => Some(header),
-        Err(HeaderProblem::ForeignVersion(_)) => parse_header_line_any_version(&line),
-        Err(_) => None,
-    })
+    match parse_header_line(&line) {
+        Ok(header) => Ok(Some(header)),
+        Err(HeaderProblem::ForeignVersion(_)) => Ok(parse_header_line_any_version(&line)),
+        // A header of the right shape that dsh refuses to read: refused here too, not hidden.
+        Err(problem @ HeaderProblem::Retired) => Err(corrupt(problem.message(), path)),
+        Err(_) => Ok(None),
+    }
 }

@@ -56,6 +56,8 @@ pub enum HeaderProblem {
     NotHeader(&'static str),
     /// A header of another format version (the refusal text).
     ForeignVersion(String),
+    /// A well-formed header carrying the retired `sandboxMode`/`approvalPolicy` fields.
+    Retired,
 }
 
 impl HeaderProblem {
@@ -68,6 +70,7 @@ impl HeaderProblem {
                 format!("corrupt session log: first line is not a session header ({why})")
             }
             Self::ForeignVersion(text) => text.clone(),
+            Self::Retired => "session header uses retired policy baseline fields".into(),
         }
     }
 }
@@ -168,9 +171,7 @@ fn parse_line(line: &[u8], refuse_foreign: bool) -> Result<SessionHeader, Header
     };
     let agent_preset = text("agentPreset")?;
     if map.contains_key("sandboxMode") || map.contains_key("approvalPolicy") {
-        return Err(HeaderProblem::NotHeader(
-            "session header uses retired policy baseline fields",
-        ));
+        return Err(HeaderProblem::Retired);
     }
     Ok(SessionHeader {
         version: SESSION_FORMAT_VERSION,
@@ -221,11 +222,12 @@ mod tests {
             &br#"{"type":"session","version":0,"id":"s","createdAt":-1,"delegationDepth":0}"#[..],
             br#"{"type":"session","version":0,"id":"s","createdAt":1}"#,
             br#"{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0,"origin":"x"}"#,
-            br#"{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0,"sandboxMode":"x"}"#,
             br#"{"type":"other","version":0,"id":"s","createdAt":1,"delegationDepth":0}"#,
         ] {
             assert!(matches!(parse_header_line(line), Err(HeaderProblem::NotHeader(_))));
         }
+        let retired = br#"{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0,"sandboxMode":"x"}"#;
+        assert_eq!(parse_header_line(retired), Err(HeaderProblem::Retired));
         assert_eq!(parse_header_record(b"{}"), Err(HeaderProblem::Missing));
         assert_eq!(
             parse_header_record(b"{}\n{}\n"),

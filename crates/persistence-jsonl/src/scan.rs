@@ -5,8 +5,7 @@
 //! in the committed region and the log is corrupt. A final fragment without a newline is torn.
 
 use dsh_session::SessionEvent;
-use dsh_session::chunk_rows::decode_record_into;
-use serde_json::Value;
+use dsh_session::record::{LineDecode, decode_line_into};
 
 /// The result of scanning a log's event lines.
 #[derive(Debug)]
@@ -26,7 +25,6 @@ pub struct LogScanner {
     committed_bytes: usize,
     line: usize,
     issue: Option<String>,
-    decoded: Vec<SessionEvent>,
 }
 
 impl LogScanner {
@@ -39,30 +37,48 @@ impl LogScanner {
             committed_bytes: header_len,
             line: 0,
             issue: None,
-            decoded: Vec::new(),
         }
     }
 
     /// Consumes the next plaintext bytes. `Err` is corruption in the committed region.
+    ///
+    /// Large inputs are parsed on several threads; the committed-prefix rules then run over the
+    /// decoded lines in order, so the outcome does not depend on how the input is chunked.
     pub fn write(&mut self, chunk: &[u8]) -> Result<(), String> {
         let chunk_start = self.input_bytes;
         self.input_bytes += chunk.len();
         let mut line_start = 0;
-        while let Some(offset) = chunk.get(line_start..).and_then(memchr_newline) {
-            let newline = line_start + offset;
-            let piece = chunk.get(line_start..newline).unwrap_or_default();
-            if self.fragment.is_empty() {
-                self.consume_line(piece, chunk_start + newline + 1)?;
-            } else {
-                let mut line = std::mem::take(&mut self.fragment);
-                line.extend_from_slice(piece);
-                self.consume_line(&line, chunk_start + newline + 1)?;
-            }
+        if !self.fragment.is_empty() {
+            let Some(newline) = memchr_newline(chunk) else {
+                self.fragment.extend_from_slice(chunk);
+                return Ok(());
+            };
+            let mut line = std::mem::take(&mut self.fragment);
+            line.extend_from_slice(chunk.get(..newline).unwrap_or_default());
+            let decoded = decode_line(&line);
+            self.accept(decoded, chunk_start + newline + 1)?;
             line_start = newline + 1;
         }
-        if let Some(rest) = chunk.get(line_start..).filter(|rest| !rest.is_empty()) {
-            self.fragment.extend_from_slice(rest);
+        let rest = chunk.get(line_start..).unwrap_or_default();
+        let complete = rest
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+            .map_or(0, |last| last + 1);
+        let (lines, fragment) = rest.split_at(complete);
+        let decoded = decode_lines(lines);
+        let count: usize = decoded
+            .iter()
+            .map(|(line, _)| match line {
+                Decoded::One(_) => 1,
+                Decoded::Events(events) => events.len(),
+                Decoded::Unreadable | Decoded::BadEnvelope { .. } => 0,
+            })
+            .sum();
+        self.events.reserve(count);
+        for (decoded, end) in decoded {
+            self.accept(decoded, chunk_start + line_start + end)?;
         }
+        self.fragment.extend_from_slice(fragment);
         Ok(())
     }
 
@@ -79,24 +95,43 @@ impl LogScanner {
         }
     }
 
-    fn consume_line(&mut self, line: &[u8], end_byte: usize) -> Result<(), String> {
+    /// Applies the committed-prefix rules to one decoded line ending at `end_byte`.
+    fn accept(&mut self, decoded: Decoded, end_byte: usize) -> Result<(), String> {
         self.line += 1;
-        self.decoded.clear();
-        let decoded = serde_json::from_slice::<Value>(line)
-            .map_err(|error| error.to_string())
-            .and_then(|value| {
-                decode_record_into(value, &mut self.decoded).map_err(|error| error.to_string())
-            });
-        if decoded.is_err() {
-            if self.issue.is_none() {
+        let events: &[SessionEvent] = match &decoded {
+            Decoded::One(event) => std::slice::from_ref(event),
+            Decoded::Events(events) => events,
+            Decoded::Unreadable => {
+                if self.issue.is_none() {
+                    self.issue = Some(format!(
+                        "corrupt session log: unparsable committed event at line {}",
+                        self.line
+                    ));
+                }
+                return Ok(());
+            }
+            Decoded::BadEnvelope { seq, reason } => {
+                let expected = self.events.len() as u64;
+                if self.issue.is_some() {
+                    return Ok(());
+                }
+                if *seq == expected {
+                    // A complete, parsable event: damage, never a torn write.
+                    return Err(format!(
+                        "corrupt session log: event seq {seq} at line {} has an invalid \
+                         envelope: {reason}",
+                        self.line
+                    ));
+                }
                 self.issue = Some(format!(
-                    "corrupt session log: unparsable committed event at line {}",
+                    "corrupt session log: seq gap in committed region at line {} (expected \
+                     {expected}, got {seq})",
                     self.line
                 ));
+                return Ok(());
             }
-            return Ok(());
-        }
-        let closes_turn = self.decoded.iter().any(|event| event.kind == "turn/end");
+        };
+        let closes_turn = events.iter().any(|event| event.kind == "turn/end");
         if let Some(issue) = &self.issue {
             return if closes_turn {
                 Err(issue.clone())
@@ -105,8 +140,7 @@ impl LogScanner {
             };
         }
         let expected = self.events.len() as u64;
-        let gap = self
-            .decoded
+        let gap = events
             .iter()
             .enumerate()
             .find(|(index, event)| event.seq != expected + *index as u64);
@@ -123,10 +157,99 @@ impl LogScanner {
             self.issue = Some(issue);
             return Ok(());
         }
-        self.events.append(&mut self.decoded);
+        match decoded {
+            Decoded::One(event) => self.events.push(event),
+            Decoded::Events(mut events) => self.events.append(&mut events),
+            Decoded::Unreadable | Decoded::BadEnvelope { .. } => {}
+        }
         self.committed_bytes = end_byte;
         Ok(())
     }
+}
+
+/// What one line decoded to.
+enum Decoded {
+    /// One event (most lines): kept out of a vector until accepted.
+    One(SessionEvent),
+    Events(Vec<SessionEvent>),
+    Unreadable,
+    BadEnvelope {
+        seq: u64,
+        reason: String,
+    },
+}
+
+fn decode_line(line: &[u8]) -> Decoded {
+    let mut events = Vec::new();
+    match decode_line_into(line, &mut events) {
+        LineDecode::Events(1) => events.pop().map_or(Decoded::Unreadable, Decoded::One),
+        LineDecode::Events(_) => Decoded::Events(events),
+        LineDecode::Unreadable => Decoded::Unreadable,
+        LineDecode::BadEnvelope { seq, reason } => Decoded::BadEnvelope { seq, reason },
+    }
+}
+
+/// Below this many bytes, lines are decoded on the calling thread.
+const PARALLEL_THRESHOLD: usize = 256 * 1024;
+
+/// Decodes complete lines (each ending in `\n`), returning each with the offset just past its
+/// newline. Large inputs are split at line boundaries across the available cores.
+fn decode_lines(lines: &[u8]) -> Vec<(Decoded, usize)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(8);
+    if lines.len() < PARALLEL_THRESHOLD || threads < 2 {
+        return decode_range(lines, 0);
+    }
+    let mut parts = Vec::with_capacity(threads);
+    let mut start = 0;
+    for part in 1..=threads {
+        let target = (lines.len() * part / threads).max(start);
+        let end = if part == threads {
+            lines.len()
+        } else {
+            lines
+                .get(target..)
+                .and_then(memchr_newline)
+                .map_or(lines.len(), |offset| target + offset + 1)
+        };
+        parts.push((start, end));
+        start = end;
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .skip(1)
+            .map(|&(start, end)| {
+                let slice = lines.get(start..end).unwrap_or_default();
+                scope.spawn(move || decode_range(slice, start))
+            })
+            .collect();
+        let (first_start, first_end) = parts.first().copied().unwrap_or_default();
+        let mut decoded = decode_range(lines.get(first_start..first_end).unwrap_or_default(), 0);
+        for handle in handles {
+            match handle.join() {
+                Ok(more) => decoded.extend(more),
+                // A panicking decoder is a bug; report the rest as undecodable rather than lose it.
+                Err(_) => decoded.push((Decoded::Unreadable, lines.len())),
+            }
+        }
+        decoded
+    })
+}
+
+fn decode_range(lines: &[u8], base: usize) -> Vec<(Decoded, usize)> {
+    let mut decoded = Vec::new();
+    let mut start = 0;
+    while let Some(offset) = lines.get(start..).and_then(memchr_newline) {
+        let end = start + offset;
+        decoded.push((
+            decode_line(lines.get(start..end).unwrap_or_default()),
+            base + end + 1,
+        ));
+        start = end + 1;
+    }
+    decoded
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {

@@ -24,6 +24,9 @@ pub const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 /// The compression level of every frame: libzstd's default, which dsh 0.1 uses implicitly.
 pub const COMPRESSION_LEVEL: i32 = 3;
 
+/// RFC 8878 `Block_Maximum_Size`: no block, of any type, declares more.
+const MAX_BLOCK_SIZE: u32 = 128 << 10;
+
 /// Largest output reservation made up front from a frame header's content size; beyond it
 /// the output grows as data actually arrives, so a corrupt header cannot force a huge
 /// allocation.
@@ -43,6 +46,10 @@ pub enum CorruptReason {
     ReservedHeaderBit,
     /// A block header declares the reserved block type 3; the offset is the block header.
     ReservedBlockType,
+    /// A block header declares a size above the format's 128 KiB block maximum (RFC 8878
+    /// `Block_Maximum_Size`): a damaged header, never a torn write. The offset is the block
+    /// header.
+    OversizedBlock,
     /// A structurally complete frame failed to decompress: a checksum mismatch, a corrupt
     /// block, or a frame that ends early or carries trailing bytes. The offset is the
     /// frame start and the text is the decoder's diagnosis.
@@ -90,6 +97,9 @@ fn corrupt_message(offset: &usize, reason: &CorruptReason) -> String {
         CorruptReason::InvalidMagic => format!("invalid frame magic at byte {offset}"),
         CorruptReason::ReservedHeaderBit => format!("reserved frame-header bit at byte {offset}"),
         CorruptReason::ReservedBlockType => format!("reserved block type at byte {offset}"),
+        CorruptReason::OversizedBlock => {
+            format!("block larger than the 128 KiB maximum at byte {offset}")
+        }
         CorruptReason::FailedValidation(detail) => {
             format!("frame at byte {offset} failed validation ({detail})")
         }
@@ -102,6 +112,7 @@ impl fmt::Display for CorruptReason {
             Self::InvalidMagic => f.write_str("invalid frame magic"),
             Self::ReservedHeaderBit => f.write_str("reserved frame-header bit"),
             Self::ReservedBlockType => f.write_str("reserved block type"),
+            Self::OversizedBlock => f.write_str("block larger than the 128 KiB maximum"),
             Self::FailedValidation(detail) => write!(f, "frame failed validation ({detail})"),
         }
     }
@@ -226,6 +237,12 @@ fn scan_one_frame(bytes: &[u8], start: usize) -> Result<Option<usize>, FrameErro
             return Err(FrameError::Corrupt {
                 offset,
                 reason: CorruptReason::ReservedBlockType,
+            });
+        }
+        if (block_header >> 3) > MAX_BLOCK_SIZE {
+            return Err(FrameError::Corrupt {
+                offset,
+                reason: CorruptReason::OversizedBlock,
             });
         }
         offset += 3;

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dsh_session::json::check_lossless;
 use dsh_session::known::is_known_type;
+use dsh_session::legacy::normalize_stored_events;
 use dsh_session::repair::interrupted_turn_closers;
 use dsh_session::seed::check_not_retired;
-use dsh_session::{LiveSession, Session, SessionError, SessionEvent, SessionHeader};
+use dsh_session::{LiveSession, Session, SessionEvent, SessionHeader, validate_log};
 
 use crate::backend::{PersistenceBackend, StoredLog};
 use crate::error::{BackendError, PersistenceError};
@@ -51,11 +51,11 @@ struct SlotState {
 
 type Slot = Arc<tokio::sync::Mutex<SlotState>>;
 
-/// A validated read: the session (balanced, with its end-seed) and what repair it needs.
+/// A validated read: the balanced log (stored events, then closers) and the repair it needs.
 struct Checked<M> {
-    session: Session,
-    /// Events before the end-seed marker: stored events plus closers.
-    balanced: usize,
+    header: SessionHeader,
+    events: Vec<SessionEvent>,
+    /// How many of `events` are stored; the rest are closers.
     stored: usize,
     torn: Option<M>,
 }
@@ -132,18 +132,15 @@ impl<B: PersistenceBackend> Coordinator<B> {
                 header.id
             )));
         }
+        normalize_stored_events(id, &mut events).map_err(corrupt)?;
         self.assert_supported(&header, &events)?;
+        validate_log(&header, &events).map_err(|error| corrupt(error.to_string()))?;
         let closers = interrupted_turn_closers(&events);
         let stored_len = events.len();
-        let balanced = stored_len + closers.len();
         events.extend(closers);
-        let session = Session::from_seed(header, events).map_err(|error| match error {
-            SessionError::Header(error) => corrupt(error.to_string()),
-            other => corrupt(other.to_string()),
-        })?;
         Ok(Checked {
-            session,
-            balanced,
+            header,
+            events,
             stored: stored_len,
             torn,
         })
@@ -180,24 +177,25 @@ impl<B: PersistenceBackend> Coordinator<B> {
     ) -> Result<Checked<B::TornMarker>, PersistenceError> {
         for _ in 0..MAX_REPAIR_ROUNDS {
             let checked = self.read_checked(id).await?;
-            let header = checked.session.header().clone();
-            if checked.torn.is_none() && checked.balanced == checked.stored {
+            if checked.torn.is_none() && checked.events.len() == checked.stored {
                 *state = SlotState {
-                    header: Some(header),
+                    header: Some(checked.header.clone()),
                     cursor: checked.stored as u64,
                     materialized: true,
                     tracked: true,
                 };
                 return Ok(checked);
             }
-            let closers = checked
-                .session
-                .events()
-                .get(checked.stored..checked.balanced)
+            let closers: Vec<Arc<SessionEvent>> = checked
+                .events
+                .get(checked.stored..)
                 .unwrap_or_default()
-                .to_vec();
+                .iter()
+                .cloned()
+                .map(Arc::new)
+                .collect();
             self.backend
-                .commit_repair(&header, checked.torn, &closers)
+                .commit_repair(&checked.header, checked.torn, &closers)
                 .await
                 .map_err(|error| from_backend(id, error))?;
         }
@@ -207,24 +205,23 @@ impl<B: PersistenceBackend> Coordinator<B> {
         })
     }
 
-    fn inspection(checked: &Checked<B::TornMarker>) -> SessionInspection {
-        let events = checked
-            .session
-            .events()
-            .get(..checked.balanced)
-            .unwrap_or_default();
+    fn inspection(checked: Checked<B::TornMarker>) -> SessionInspection {
         SessionInspection {
-            header: checked.session.header().clone(),
-            events: events.iter().map(|event| (**event).clone()).collect(),
+            header: checked.header,
+            events: checked.events,
         }
     }
 
     fn check_batch(id: &str, events: &[SessionEvent]) -> Result<(), PersistenceError> {
         for event in events {
-            check_lossless(&event.data).map_err(|error| PersistenceError::NotJson {
-                id: id.to_owned(),
-                reason: error.to_string(),
-            })?;
+            event
+                .data
+                .check_lossless()
+                .map_err(|error| PersistenceError::NotJson {
+                    id: id.to_owned(),
+                    kind: event.kind.to_string(),
+                    reason: error.to_string(),
+                })?;
             check_not_retired(&event.kind, &event.data).map_err(PersistenceError::Invalid)?;
         }
         Ok(())
@@ -318,8 +315,9 @@ impl<B: PersistenceBackend> Coordinator<B> {
                 .zip(&live_events)
                 .all(|(a, b)| a == &**b);
         if !covers {
-            return Err(PersistenceError::AlreadyExists(format!(
-                "{id}\" collides with a different stored session; use a new id \""
+            return Err(PersistenceError::Busy(format!(
+                "session \"{id}\" id collision: a different session is stored under this id \
+                 (another cwd or history); give the live session a new id"
             )));
         }
         if stored.torn.is_some() {
@@ -485,9 +483,13 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
         let slot = self.slot(id);
         let mut state = slot.lock().await;
         let checked = self.read_repaired(id, &mut state).await?;
-        Ok(SessionPreparation {
-            session: checked.session,
-        })
+        let session = Session::from_seed(checked.header, checked.events).map_err(|error| {
+            PersistenceError::Corruption {
+                id: id.to_owned(),
+                cause: error.to_string(),
+            }
+        })?;
+        Ok(SessionPreparation { session })
     }
 
     async fn load(&self, id: &str) -> Result<SessionInspection, PersistenceError> {
@@ -495,14 +497,14 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
         let slot = self.slot(id);
         let mut state = slot.lock().await;
         let checked = self.read_repaired(id, &mut state).await?;
-        Ok(Self::inspection(&checked))
+        Ok(Self::inspection(checked))
     }
 
     async fn inspect(&self, id: &str) -> Result<SessionInspection, PersistenceError> {
         let slot = self.slot(id);
         let _state = slot.lock().await;
         let checked = self.read_checked(id).await?;
-        Ok(Self::inspection(&checked))
+        Ok(Self::inspection(checked))
     }
 
     async fn read_from(

@@ -57,10 +57,12 @@ pub enum PersistenceError {
         got: u64,
     },
     /// Data that JSON cannot carry losslessly.
-    #[error("session \"{id}\" event is not losslessly JSON-serializable: {reason}")]
+    #[error("session \"{id}\" event \"{kind}\" is not losslessly JSON-serializable: {reason}")]
     NotJson {
         /// Session id.
         id: String,
+        /// The event type.
+        kind: String,
         /// What is wrong.
         reason: String,
     },

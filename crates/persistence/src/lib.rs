@@ -4,6 +4,8 @@
 //! sessions) over a backend's small [`PersistenceBackend`] hooks.
 
 pub mod backend;
+#[cfg(feature = "contract")]
+pub mod contract;
 pub mod coordinator;
 pub mod error;
 pub mod live;

@@ -25,6 +25,7 @@ use std::borrow::{Borrow, Cow};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Number, Value};
 
+use crate::data::{ChunkFields, EventData};
 use crate::event::{EnvelopeError, SessionEvent, SurfaceKeyOrder, safe_i64};
 use crate::json::MAX_SAFE_INTEGER;
 
@@ -152,30 +153,19 @@ impl PackedRow<'_> {
         let gaps = std::iter::once(0).chain(self.dt);
         for (member, gap) in self.members.into_iter().zip(gaps) {
             time = time.saturating_add(gap);
-            let mut chunk = Map::with_capacity(5);
-            chunk.insert("type".into(), Value::from(delta_type));
-            chunk.insert("index".into(), Value::Number(index.clone()));
-            match &call {
-                Some((id, name)) => {
-                    chunk.insert("id".into(), Value::String(id.clone()));
-                    if let Some(name) = name {
-                        chunk.insert("name".into(), Value::String(name.clone()));
-                    }
-                    chunk.insert("argumentsDelta".into(), Value::String(member.into_owned()));
-                }
-                None => {
-                    chunk.insert("text".into(), Value::String(member.into_owned()));
-                }
-            }
-            let mut data = Map::with_capacity(3);
-            data.insert("turn".into(), Value::Number(turn.clone()));
-            data.insert("step".into(), Value::Number(step.clone()));
-            data.insert("chunk".into(), Value::Object(chunk));
+            let fields = ChunkFields {
+                turn: turn.clone(),
+                step: step.clone(),
+                delta_type,
+                index: index.clone(),
+                call: call.clone(),
+                text: member.into_owned(),
+            };
             out.push(SessionEvent {
                 kind: Cow::Borrowed("assistant/chunk"),
                 seq,
                 time,
-                data: Value::Object(data),
+                data: EventData::from_chunk(fields),
                 source_event_seqs: None,
                 surface_op: None,
                 ignorable: false,

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::data::EventData;
 use crate::json::MAX_SAFE_INTEGER;
 use crate::known::known_type;
 
@@ -91,8 +92,9 @@ pub struct SessionEvent {
     pub seq: u64,
     /// Epoch milliseconds at append (any safe integer on read).
     pub time: i64,
-    /// The payload, exactly as written; plugin payloads are never reshaped.
-    pub data: Value,
+    /// The payload, exactly as written; plugin payloads are never reshaped. Reads as a
+    /// [`Value`]; loaded payloads are parsed on first access.
+    pub data: EventData,
     /// The events this one was derived from (surface events only).
     pub source_event_seqs: Option<Vec<u64>>,
     /// The surface change (mandatory on surface events, absent elsewhere).
@@ -183,7 +185,7 @@ impl SessionEvent {
             kind,
             seq,
             time,
-            data,
+            data: data.into(),
             source_event_seqs: None,
             surface_op: None,
             ignorable: false,
@@ -254,7 +256,9 @@ impl SessionEvent {
             kind: kind.ok_or_else(|| EnvelopeError::new("type is missing"))?,
             seq: seq.ok_or_else(|| EnvelopeError::new("seq is missing"))?,
             time: time.ok_or_else(|| EnvelopeError::new("time is missing"))?,
-            data: data.ok_or_else(|| EnvelopeError::new("data is missing"))?,
+            data: data
+                .ok_or_else(|| EnvelopeError::new("data is missing"))?
+                .into(),
             source_event_seqs: sources,
             surface_op,
             ignorable,
@@ -279,12 +283,34 @@ fn read_sources(value: &Value) -> Result<Vec<u64>, EnvelopeError> {
 
 impl Serialize for SessionEvent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_in(self.surface_key_order, serializer)
+    }
+}
+
+/// An event serialized in the canonical key order `type, seq, time, data, sourceEventSeqs,
+/// surfaceOp, ignorable`, whatever order it was read in (what `dsh sessions export` prints).
+#[derive(Debug, Clone, Copy)]
+pub struct Canonical<'a>(pub &'a SessionEvent);
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0
+            .serialize_in(SurfaceKeyOrder::SourcesFirst, serializer)
+    }
+}
+
+impl SessionEvent {
+    fn serialize_in<S: Serializer>(
+        &self,
+        order: SurfaceKeyOrder,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("type", self.kind.as_ref())?;
         map.serialize_entry("seq", &self.seq)?;
         map.serialize_entry("time", &self.time)?;
         map.serialize_entry("data", &self.data)?;
-        match self.surface_key_order {
+        match order {
             SurfaceKeyOrder::SourcesFirst => {
                 if let Some(sources) = &self.source_event_seqs {
                     map.serialize_entry("sourceEventSeqs", sources)?;
@@ -333,6 +359,15 @@ mod tests {
         ] {
             assert_eq!(to_js_string(&parse(line).unwrap()), line);
         }
+    }
+
+    #[test]
+    fn canonical_order_puts_sources_before_the_surface_op() {
+        let closer = r#"{"type":"tool/result","seq":5,"time":3,"data":{},"surfaceOp":"append","sourceEventSeqs":[4]}"#;
+        assert_eq!(
+            to_js_string(&Canonical(&parse(closer).unwrap())),
+            r#"{"type":"tool/result","seq":5,"time":3,"data":{},"sourceEventSeqs":[4],"surfaceOp":"append"}"#
+        );
     }
 
     #[test]

@@ -26,29 +26,74 @@ pub enum LosslessError {
 
 /// Checks that `value` survives a JSON round trip unchanged: no `-0` anywhere.
 ///
-/// Non-finite numbers cannot exist in a [`Value`]. The walk is iterative, so deep values
-/// cannot overflow the stack.
+/// Non-finite numbers cannot exist in a [`Value`].
 pub fn check_lossless(value: &Value) -> Result<(), LosslessError> {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((node, _)) = stack.pop() {
+    match find_negative_zero(value, 0) {
+        None => Ok(()),
+        Some(node) => Err(LosslessError::NegativeZero {
+            path: pointer_to(value, node),
+        }),
+    }
+}
+
+/// [`check_lossless`] for valid JSON text, without building a tree: finds each `-0` in the
+/// text and only when one could be a number (not followed by a non-zero digit) parses the text
+/// to decide exactly.
+pub fn check_lossless_text(text: &str) -> Result<(), LosslessError> {
+    let bytes = text.as_bytes();
+    let suspicious = memchr::memmem::find_iter(bytes, b"-0").any(|at| {
+        let rest = bytes.get(at + 2..).unwrap_or_default();
+        let mantissa_end = rest
+            .iter()
+            .position(|&b| b != b'0' && b != b'.')
+            .unwrap_or(rest.len());
+        !matches!(rest.get(mantissa_end), Some(b'1'..=b'9'))
+    });
+    if !suspicious {
+        return Ok(());
+    }
+    // Rare (a `-0` number, or `-0` inside a string): decide on the value itself.
+    let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    check_lossless(&value)
+}
+
+/// Nesting depth checked by recursion before switching to an explicit stack.
+const RECURSION_LIMIT: usize = 64;
+
+fn is_negative_zero(value: &Value) -> bool {
+    matches!(value, Value::Number(number)
+        if number.is_f64() && number.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()))
+}
+
+/// The first `-0` in `value`: recursive for ordinary values (no allocation), iterative past
+/// [`RECURSION_LIMIT`] levels so deep values cannot overflow the stack.
+fn find_negative_zero(value: &Value, depth: usize) -> Option<&Value> {
+    if depth >= RECURSION_LIMIT {
+        return find_negative_zero_iteratively(value);
+    }
+    match value {
+        Value::Number(_) => is_negative_zero(value).then_some(value),
+        Value::Array(items) => items
+            .iter()
+            .find_map(|item| find_negative_zero(item, depth + 1)),
+        Value::Object(map) => map
+            .values()
+            .find_map(|item| find_negative_zero(item, depth + 1)),
+        Value::Null | Value::Bool(_) | Value::String(_) => None,
+    }
+}
+
+fn find_negative_zero_iteratively(value: &Value) -> Option<&Value> {
+    let mut stack: Vec<&Value> = vec![value];
+    while let Some(node) = stack.pop() {
         match node {
-            Value::Number(number) => {
-                if number
-                    .as_f64()
-                    .is_some_and(|f| f == 0.0 && f.is_sign_negative())
-                    && number.is_f64()
-                {
-                    return Err(LosslessError::NegativeZero {
-                        path: pointer_to(value, node),
-                    });
-                }
-            }
-            Value::Array(items) => stack.extend(items.iter().map(|item| (item, 0))),
-            Value::Object(map) => stack.extend(map.values().map(|item| (item, 0))),
-            Value::Null | Value::Bool(_) | Value::String(_) => {}
+            Value::Number(_) if is_negative_zero(node) => return Some(node),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
         }
     }
-    Ok(())
+    None
 }
 
 /// Finds the JSON pointer of `target` (by address) inside `root`, for error messages.
@@ -187,6 +232,27 @@ mod tests {
             );
         }
         assert!(check_lossless(&json!({"a": 0, "b": 0.0, "c": -1})).is_ok());
+    }
+
+    #[test]
+    fn negative_zero_is_found_in_text_too() {
+        for (text, bad) in [
+            (r#"{"a":-0}"#, true),
+            (r#"{"a":[1,-0.0]}"#, true),
+            (r#"{"a":-0e3}"#, true),
+            (r#"{"a":-0.5,"b":-10,"c":"-0","d":"\\\"-0"}"#, false),
+            (r#"[-1e-7,0,-0.001]"#, false),
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(check_lossless_text(text).is_err(), bad, "{text}");
+            assert_eq!(check_lossless(&value).is_err(), bad, "{text}");
+        }
+        assert_eq!(
+            check_lossless_text(r#"{"a":[1,{"b":-0}]}"#),
+            Err(LosslessError::NegativeZero {
+                path: "/a/1/b".into()
+            })
+        );
     }
 
     #[test]

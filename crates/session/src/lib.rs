@@ -10,13 +10,16 @@
 //! The format is dsh 0.1's, byte for byte: [`json`] prints JSON the way JavaScript does.
 
 pub mod chunk_rows;
+pub mod data;
 pub mod derive;
 pub mod event;
 pub mod header;
 pub mod invariant;
 pub mod json;
 pub mod known;
+pub mod legacy;
 pub mod plugin;
+pub mod record;
 pub mod repair;
 pub mod seed;
 pub mod session;
@@ -24,11 +27,12 @@ pub mod store;
 pub mod surface;
 pub mod vocab;
 
+pub use data::EventData;
 pub use derive::DerivedMessage;
-pub use event::{SessionEvent, SurfaceKeyOrder, SurfaceOp};
+pub use event::{Canonical, SessionEvent, SurfaceKeyOrder, SurfaceOp};
 pub use header::{SESSION_FORMAT_VERSION, SessionHeader};
 pub use plugin::SessionPlugin;
-pub use session::{END_SEED, Session, SessionError, SurfaceIntent};
+pub use session::{END_SEED, Session, SessionError, SurfaceIntent, validate_log};
 pub use store::{
     CreateOptions, EventNotice, LiveSession, SESSIONS, SessionCreated, SessionDisposed,
     SessionEventAppended, SessionFlush, SessionStore, StoreError,

@@ -47,6 +47,23 @@ struct PendingCall<'a> {
 /// closer has `surfaceOp: "append"`, written before `sourceEventSeqs: [<tool/call seq>]`, which it
 /// carries only when the call had started.
 pub fn interrupted_turn_closers<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<SessionEvent> {
+    // Only the last turn can be open, and `turn/start` resets all state, so the scan starts
+    // there: payloads of earlier turns are never read (nor parsed, for a loaded log).
+    let last_start = events
+        .iter()
+        .rposition(|event| event.borrow().kind == "turn/start");
+    let Some(start) = last_start else {
+        return Vec::new();
+    };
+    let tail = events.get(start..).unwrap_or_default();
+    if tail.iter().any(|event| event.borrow().kind == "turn/end") {
+        return Vec::new();
+    }
+    closers_of_open_turn(tail)
+}
+
+/// dsh's scan over a log whose state matters from its first event.
+fn closers_of_open_turn<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<SessionEvent> {
     // `None` is JavaScript's `null` (no open turn or step); `Some(None)` is `undefined`.
     let mut open_turn: Option<Option<&Value>> = None;
     let mut open_step: Option<Option<&Value>> = None;
@@ -206,7 +223,7 @@ fn closer(kind: &'static str, seq: u64, time: i64, data: Value) -> SessionEvent 
         kind: Cow::Borrowed(kind),
         seq,
         time,
-        data,
+        data: data.into(),
         source_event_seqs: None,
         surface_op: None,
         ignorable: false,

@@ -5,18 +5,23 @@
 
 use serde_json::Value;
 
+use crate::data::EventData;
 use crate::event::SessionEvent;
 use crate::known::RETIRED_EVENT_TYPES;
+use crate::record::{message_skeleton, object_fields};
 
 /// Refuses the event types and shapes dsh retired (`request/header-delta`, `mode/set`,
 /// `request/header` with `reason: "fallback"`).
-pub fn check_not_retired(kind: &str, data: &Value) -> Result<(), String> {
+pub fn check_not_retired(kind: &str, data: &EventData) -> Result<(), String> {
     if RETIRED_EVENT_TYPES.contains(&kind) {
         return Err(format!(
             "session event type \"{kind}\" is retired and no longer accepted"
         ));
     }
-    if kind == "request/header" && data.get("reason").and_then(Value::as_str) == Some("fallback") {
+    // Only request headers are read, so other payloads stay unparsed.
+    if kind == "request/header"
+        && data.with_value(|data| data.get("reason").and_then(Value::as_str) == Some("fallback"))
+    {
         return Err(
             "request/header with reason \"fallback\" is retired and no longer accepted".into(),
         );
@@ -33,6 +38,22 @@ fn non_empty_str(value: Option<&Value>) -> Option<&str> {
 /// Checks the shape of one seed event: request headers and the three message events.
 pub fn check_seed_event(event: &SessionEvent) -> Result<(), String> {
     check_not_retired(&event.kind, &event.data)?;
+    if let Some(text) = event.data.raw_text() {
+        // Read from storage: check a skeleton of the message rather than parse its content.
+        let message = |text: &str| match object_fields(text) {
+            Some(fields) => fields
+                .iter()
+                .find(|(key, _)| key == "message")
+                .map_or(Value::Null, |(_, raw)| message_skeleton(raw.get())),
+            None => Value::Null,
+        };
+        match event.kind.as_ref() {
+            "user/message" => return check_message(&message_skeleton(text), "user"),
+            "assistant/message" => return check_message(&message(text), "assistant"),
+            "tool/result" => return check_message(&message(text), "tool"),
+            _ => {}
+        }
+    }
     match event.kind.as_ref() {
         "request/header" => check_request_header(&event.data),
         "user/message" => check_message(&event.data, "user"),
@@ -129,10 +150,12 @@ mod tests {
 
     #[test]
     fn retired_shapes_are_refused() {
-        assert!(check_not_retired("request/header-delta", &json!({})).is_err());
-        assert!(check_not_retired("mode/set", &json!({})).is_err());
-        assert!(check_not_retired("request/header", &json!({"reason": "fallback"})).is_err());
-        assert!(check_not_retired("request/header", &json!({"reason": "initial"})).is_ok());
+        assert!(check_not_retired("request/header-delta", &json!({}).into()).is_err());
+        assert!(check_not_retired("mode/set", &json!({}).into()).is_err());
+        assert!(
+            check_not_retired("request/header", &json!({"reason": "fallback"}).into()).is_err()
+        );
+        assert!(check_not_retired("request/header", &json!({"reason": "initial"}).into()).is_ok());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::header::SessionHeader;
 use crate::invariant::InvariantChecker;
 use crate::json::check_lossless;
 use crate::seed::{check_not_retired, check_seed_event};
-use crate::surface::SurfaceFold;
+use crate::surface::{SurfaceFold, SurfacePlan};
 
 /// The marker that closes an inherited or restored prefix.
 pub const END_SEED: &str = "session/end-seed";
@@ -80,6 +80,45 @@ pub enum SessionError {
     Header(#[from] crate::header::HeaderError),
 }
 
+/// Checks a stored or inherited log as [`Session::from_seed`] would, without building a
+/// session: header, contiguous seqs, retired types, message shapes, lossless data, surface.
+pub fn validate_log(header: &SessionHeader, events: &[SessionEvent]) -> Result<(), SessionError> {
+    header.validate(&header.id)?;
+    let mut surface = SurfaceFold::default();
+    for (index, event) in events.iter().enumerate() {
+        let before = events.get(..index).unwrap_or_default();
+        let plan = check_seed_at(&header.id, &surface, index, event, before)?;
+        surface.apply(&plan);
+    }
+    Ok(())
+}
+
+/// Validates seed event `index` against the log before it.
+fn check_seed_at<E: AsRef<SessionEvent>>(
+    session: &str,
+    surface: &SurfaceFold,
+    index: usize,
+    event: &SessionEvent,
+    before: &[E],
+) -> Result<SurfacePlan, SessionError> {
+    let invalid = |reason: String| SessionError::InvalidSeed {
+        session: session.to_owned(),
+        index,
+        reason,
+    };
+    if event.seq != index as u64 {
+        return Err(invalid("seed must be contiguous from 0".into()));
+    }
+    check_seed_event(event).map_err(invalid)?;
+    event
+        .data
+        .check_lossless()
+        .map_err(|error| invalid(error.to_string()))?;
+    surface
+        .plan(event, before)
+        .map_err(|error| invalid(error.0))
+}
+
 /// An append-only session log.
 #[derive(Debug)]
 pub struct Session {
@@ -114,20 +153,13 @@ impl Session {
         let mut session = Self::new(header)?;
         session.events.reserve(seed.len() + 1);
         for (index, event) in seed.into_iter().enumerate() {
-            let invalid = |reason: String| SessionError::InvalidSeed {
-                session: session.header.id.clone(),
+            let plan = check_seed_at(
+                &session.header.id,
+                &session.surface,
                 index,
-                reason,
-            };
-            if event.seq != index as u64 {
-                return Err(invalid("seed must be contiguous from 0".into()));
-            }
-            check_seed_event(&event).map_err(invalid)?;
-            check_lossless(&event.data).map_err(|error| invalid(error.to_string()))?;
-            let plan = session
-                .surface
-                .plan(&event, &session.events)
-                .map_err(|e| invalid(e.0))?;
+                &event,
+                &session.events,
+            )?;
             session.surface.apply(&plan);
             session.events.push(Arc::new(event));
         }
@@ -137,11 +169,8 @@ impl Session {
             .last()
             .is_some_and(|last| last.kind == END_SEED);
         if !ends_with_marker {
-            session.append(
-                END_SEED,
-                Value::Object(serde_json::Map::new()),
-                SurfaceIntent::default(),
-            )?;
+            let marker = Value::Object(serde_json::Map::new());
+            session.append(END_SEED, marker, SurfaceIntent::default())?;
         }
         Ok(session)
     }
@@ -230,10 +259,13 @@ impl Session {
 
     /// Appends an event built elsewhere (crash closers); its seq must be the next one.
     pub fn append_event(&mut self, event: SessionEvent) -> Result<Arc<SessionEvent>, SessionError> {
-        check_lossless(&event.data).map_err(|error| SessionError::NotJson {
-            kind: event.kind.to_string(),
-            reason: error.to_string(),
-        })?;
+        event
+            .data
+            .check_lossless()
+            .map_err(|error| SessionError::NotJson {
+                kind: event.kind.to_string(),
+                reason: error.to_string(),
+            })?;
         self.push(event)
     }
 

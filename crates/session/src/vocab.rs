@@ -391,7 +391,7 @@ struct ChunkData {
 impl CoreEvent {
     /// Reads `event` as a core event; `None` for plugin and log-only types outside the core.
     pub fn read(event: &SessionEvent) -> Option<Result<Self, VocabError>> {
-        let data = &event.data;
+        let data = event.data.value();
         let parsed = match event.kind.as_ref() {
             "turn/start" => TurnData::deserialize(data).map(|d| Self::TurnStart { turn: d.turn }),
             "turn/end" => TurnEndData::deserialize(data).map(|d| Self::TurnEnd {

@@ -15,6 +15,7 @@ use dsh_compose::expr::LaunchEnv;
 use dsh_kernel::Kernel;
 use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
 use dsh_persistence_jsonl::header_line::header_line;
+use dsh_session::Canonical;
 use dsh_session::json::to_js_string;
 
 use crate::args::SessionsAction;
@@ -75,7 +76,7 @@ async fn act(store: &dyn SessionPersistence, action: &SessionsAction) -> anyhow:
             let mut text = header_line(&inspection.header);
             text.push('\n');
             for event in &inspection.events {
-                text.push_str(&to_js_string(event));
+                text.push_str(&to_js_string(&Canonical(event)));
                 text.push('\n');
             }
             output::stdout(&text);

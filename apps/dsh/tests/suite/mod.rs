@@ -1,4 +1,5 @@
 mod boot;
 mod dump;
 mod launcher;
+mod sessions;
 mod support;

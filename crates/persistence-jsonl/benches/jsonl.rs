@@ -1,0 +1,165 @@
+//! JSONL store benchmarks on a realistic 1,000-turn session (33,007 events):
+//!
+//! - `load`: reopen, decode and validate the whole log (dsh 0.1.1: 824 ms zstd, 676 ms raw;
+//!   target under 60 ms);
+//! - `append`: 1,000 one-turn batches, each fsync'd (dsh 0.1.1: 3.9 s), next to the machine's
+//!   bare `write` + `fsync` of the same bytes (target: within 1.2x of it).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::fs::OpenOptions;
+use std::hint::black_box;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dsh_persistence::{Coordinator, CoordinatorOptions, SessionPersistence};
+use dsh_persistence_jsonl::{Compression, JsonlBackend, JsonlOptions};
+use dsh_session::{SessionEvent, SessionHeader};
+use dsh_test_support::turns::{PREAMBLE_EVENTS, TURN_EVENTS, long_session};
+
+/// The allocator the `dsh` binary uses.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const TURNS: u64 = 1000;
+
+fn store(root: &Path, compression: Compression) -> Arc<Coordinator<JsonlBackend>> {
+    let options = JsonlOptions {
+        root: root.to_path_buf(),
+        compression,
+        pack_chunks: true,
+    };
+    Coordinator::new(
+        JsonlBackend::new(options).unwrap(),
+        CoordinatorOptions::default(),
+    )
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn header() -> SessionHeader {
+    let mut header = SessionHeader::new("long", 1_795_976_398_536).with_cwd("/srv/dsh-demo");
+    header.delegation_depth = Some(0);
+    header
+}
+
+/// The session split as a live session flushes it: the preamble, then one batch per turn.
+fn batches() -> (Vec<SessionEvent>, Vec<Vec<SessionEvent>>) {
+    let mut events = long_session(TURNS).into_iter();
+    let preamble = events.by_ref().take(PREAMBLE_EVENTS).collect();
+    let mut turns = Vec::new();
+    loop {
+        let batch: Vec<_> = events.by_ref().take(TURN_EVENTS).collect();
+        if batch.is_empty() {
+            return (preamble, turns);
+        }
+        turns.push(batch);
+    }
+}
+
+fn write_session(root: &Path, compression: Compression) {
+    let (preamble, turns) = batches();
+    let store = store(root, compression);
+    runtime().block_on(async {
+        store.create(header()).await.unwrap();
+        store.append("long", preamble).await.unwrap();
+        for batch in turns {
+            store.append("long", batch).await.unwrap();
+        }
+    });
+}
+
+fn load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("load_33007_events");
+    group.sample_size(20);
+    for (name, compression) in [("zstd", Compression::Zstd), ("raw", Compression::None)] {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        write_session(dir.path(), compression);
+        let runtime = runtime();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let fresh = store(dir.path(), compression);
+                let inspection = runtime.block_on(fresh.inspect("long")).unwrap();
+                assert_eq!(inspection.events.len(), 33_007);
+                black_box(inspection)
+            });
+        });
+    }
+    group.finish();
+}
+
+/// The bytes our store appends for each turn batch (one zstd frame each), captured from a
+/// written log.
+fn appended_frames(dir: &Path) -> Vec<Vec<u8>> {
+    write_session(dir, Compression::Zstd);
+    let path = dir.join("--srv-dsh-demo--/long/session.jsonl.zstd");
+    let bytes = std::fs::read(path).unwrap();
+    let scan = dsh_persistence_jsonl::zstd_frames::scan_frames(&bytes).unwrap();
+    scan.frames
+        .iter()
+        .skip(2)
+        .map(|range| bytes[range.clone()].to_vec())
+        .collect()
+}
+
+fn append(c: &mut Criterion) {
+    let mut group = c.benchmark_group("append_1000_turn_batches_fsync");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    let (preamble, turns) = batches();
+    group.bench_function("jsonl_store", |b| {
+        let runtime = runtime();
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+                let store = store(dir.path(), Compression::Zstd);
+                let turns = turns.clone();
+                runtime.block_on(async {
+                    store.create(header()).await.unwrap();
+                    store.append("long", preamble.clone()).await.unwrap();
+                    let started = Instant::now();
+                    for batch in turns {
+                        store.append("long", batch).await.unwrap();
+                    }
+                    total += started.elapsed();
+                });
+            }
+            total
+        });
+    });
+    let frames_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let frames = appended_frames(frames_dir.path());
+    assert_eq!(frames.len(), usize::try_from(TURNS).unwrap());
+    group.bench_function("bare_write_fsync_baseline", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+                let path = dir.path().join("baseline.bin");
+                std::fs::write(&path, b"").unwrap();
+                let started = Instant::now();
+                for frame in &frames {
+                    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+                    file.write_all(frame).unwrap();
+                    file.sync_all().unwrap();
+                }
+                total += started.elapsed();
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, load, append);
+criterion_main!(benches);

@@ -1,0 +1,7 @@
+mod contract;
+mod fixtures;
+mod format;
+mod kill;
+mod live;
+mod props;
+mod support;
