@@ -1,6 +1,7 @@
 //! Turning a log file's bytes into a header and events: zstd frames or plain JSONL, with the
 //! torn-tail and corruption rules of dsh 0.1.
 
+use std::ops::Range;
 use std::path::Path;
 
 use dsh_persistence::BackendError;
@@ -12,8 +13,8 @@ use crate::header_line::{
     HeaderProblem, parse_header_line, parse_header_line_any_version, parse_header_record,
 };
 use crate::layout::Compression;
-use crate::scan::LogScanner;
-use crate::zstd_frames::{FrameDecoder, decode_all, scan_frames_up_to};
+use crate::scan::{DecodedLines, LogScanner, decode_plaintext};
+use crate::zstd_frames::{FrameDecoder, FrameError, decode_all, scan_frames, scan_frames_up_to};
 
 /// A decoded log.
 #[derive(Debug)]
@@ -74,11 +75,15 @@ fn decode_raw(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
 }
 
 fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
-    let log = decode_all(bytes).map_err(|error| corrupt(error, path))?;
-    let Some(first) = log.frames.first() else {
+    let scan = scan_frames(bytes).map_err(|error| corrupt(error, path))?;
+    let Some((first, body)) = scan.frames.split_first() else {
         return Err(corrupt("empty or header-less Zstandard session log", path));
     };
-    let record = log.plaintext.get(first.plain.clone()).unwrap_or_default();
+    let mut decoder = FrameDecoder::new();
+    let mut record = Vec::new();
+    decoder
+        .decode_range(bytes, first.clone(), &mut record)
+        .map_err(|error| corrupt(error, path))?;
     let one_line =
         record.last() == Some(&b'\n') && record.iter().filter(|&&byte| byte == b'\n').count() == 1;
     if !one_line {
@@ -87,12 +92,32 @@ fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
             path,
         ));
     }
-    let header = parse_header_record(record).map_err(|problem| header_error(&problem, path))?;
+    let header = parse_header_record(&record).map_err(|problem| header_error(&problem, path))?;
     let mut scanner = LogScanner::new(record.len());
-    let body = log.plaintext.get(first.plain.end..).unwrap_or_default();
-    scanner
-        .write(body)
-        .map_err(|message| corrupt(message, path))?;
+    match decode_frames_in_parallel(bytes, body) {
+        Ok(Some(groups)) => {
+            scanner.reserve(groups.iter().map(DecodedLines::event_count).sum());
+            for lines in groups {
+                scanner
+                    .accept_lines(lines)
+                    .map_err(|message| corrupt(message, path))?;
+            }
+        }
+        Ok(None) => {
+            // A record runs across frames: decode in order, joining fragments.
+            let mut plain = Vec::new();
+            for frame in body {
+                plain.clear();
+                decoder
+                    .decode_range(bytes, frame.clone(), &mut plain)
+                    .map_err(|error| corrupt(error, path))?;
+                scanner
+                    .write(&plain)
+                    .map_err(|message| corrupt(message, path))?;
+            }
+        }
+        Err(error) => return Err(corrupt(error, path)),
+    }
     let (input, committed, complete_events) = scanner.checkpoint();
     if committed != input {
         return Err(corrupt(
@@ -100,7 +125,7 @@ fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
             path,
         ));
     }
-    let Some((torn_start, recovered)) = log.torn else {
+    let Some(torn_start) = scan.torn_start else {
         let outcome = scanner.finish();
         return Ok(DecodedLog {
             header,
@@ -108,6 +133,7 @@ fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
             torn: None,
         });
     };
+    let recovered = decoder.decode_torn(bytes.get(torn_start..).unwrap_or_default());
     scanner
         .write(&recovered)
         .map_err(|message| corrupt(message, path))?;
@@ -125,6 +151,72 @@ fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
             recovered,
         }),
     })
+}
+
+/// Below this many compressed bytes, frames are decoded on the calling thread.
+const PARALLEL_FRAMES_THRESHOLD: usize = 64 * 1024;
+
+/// Decodes complete frames and their lines, split in file order across the available cores,
+/// each worker reusing one decoder and one buffer (no whole-log plaintext is ever held).
+/// `Ok(None)` when some frame does not end at a line end; the first frame error otherwise.
+fn decode_frames_in_parallel(
+    bytes: &[u8],
+    frames: &[Range<usize>],
+) -> Result<Option<Vec<DecodedLines>>, FrameError> {
+    let compressed: usize = frames.iter().map(ExactSizeIterator::len).sum();
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let workers = if compressed < PARALLEL_FRAMES_THRESHOLD {
+        1
+    } else {
+        cores.clamp(1, 8)
+    };
+    let mut groups: Vec<&[Range<usize>]> = Vec::with_capacity(workers);
+    let mut rest = frames;
+    for worker in 0..workers {
+        let remaining_workers = workers - worker;
+        let take = rest.len().div_ceil(remaining_workers.max(1));
+        let (group, tail) = rest.split_at(take.min(rest.len()));
+        groups.push(group);
+        rest = tail;
+    }
+    let decode_group = |group: &[Range<usize>]| -> Result<Option<Vec<DecodedLines>>, FrameError> {
+        let mut decoder = FrameDecoder::new();
+        let mut plain = Vec::new();
+        let mut decoded = Vec::with_capacity(group.len());
+        for frame in group {
+            plain.clear();
+            decoder.decode_range(bytes, frame.clone(), &mut plain)?;
+            match decode_plaintext(&plain) {
+                Some(lines) => decoded.push(lines),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(decoded))
+    };
+    let results: Vec<Result<Option<Vec<DecodedLines>>, FrameError>> = if workers == 1 {
+        vec![decode_group(frames)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .iter()
+                .skip(1)
+                .map(|group| scope.spawn(move || decode_group(group)))
+                .collect();
+            let mut results = vec![decode_group(groups.first().copied().unwrap_or_default())];
+            for handle in handles {
+                results.push(handle.join().unwrap_or(Ok(None)));
+            }
+            results
+        })
+    };
+    let mut all = Vec::with_capacity(frames.len());
+    for result in results {
+        match result? {
+            Some(decoded) => all.extend(decoded),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(all))
 }
 
 /// The decoded text of a log: every complete frame (a torn final frame omitted), or the raw

@@ -65,21 +65,32 @@ impl LogScanner {
             .rposition(|&byte| byte == b'\n')
             .map_or(0, |last| last + 1);
         let (lines, fragment) = rest.split_at(complete);
-        let decoded = decode_lines(lines);
-        let count: usize = decoded
-            .iter()
-            .map(|(line, _)| match line {
-                Decoded::One(_) => 1,
-                Decoded::Events(events) => events.len(),
-                Decoded::Unreadable | Decoded::BadEnvelope { .. } => 0,
-            })
-            .sum();
-        self.events.reserve(count);
-        for (decoded, end) in decoded {
+        let decoded = DecodedLines {
+            lines: decode_lines(lines),
+            len: lines.len(),
+        };
+        self.events.reserve(decoded.event_count());
+        for (decoded, end) in decoded.lines {
             self.accept(decoded, chunk_start + line_start + end)?;
         }
         self.fragment.extend_from_slice(fragment);
         Ok(())
+    }
+
+    /// Accepts lines decoded elsewhere (see [`decode_plaintext`]) as the next plaintext. Call
+    /// it only between complete lines (after a write that ended in a newline).
+    pub fn accept_lines(&mut self, lines: DecodedLines) -> Result<(), String> {
+        let base = self.input_bytes;
+        self.input_bytes += lines.len;
+        for (decoded, end) in lines.lines {
+            self.accept(decoded, base + end)?;
+        }
+        Ok(())
+    }
+
+    /// Makes room for `additional` more events.
+    pub fn reserve(&mut self, additional: usize) {
+        self.events.reserve(additional);
     }
 
     /// Bytes consumed so far, the committed offset, and the number of committed events.
@@ -187,6 +198,38 @@ fn decode_line(line: &[u8]) -> Decoded {
         LineDecode::Unreadable => Decoded::Unreadable,
         LineDecode::BadEnvelope { seq, reason } => Decoded::BadEnvelope { seq, reason },
     }
+}
+
+/// One stretch of plaintext that ends at a line end, decoded line by line.
+pub struct DecodedLines {
+    lines: Vec<(Decoded, usize)>,
+    len: usize,
+}
+
+impl DecodedLines {
+    /// How many events the stretch holds.
+    pub fn event_count(&self) -> usize {
+        self.lines
+            .iter()
+            .map(|(line, _)| match line {
+                Decoded::One(_) => 1,
+                Decoded::Events(events) => events.len(),
+                Decoded::Unreadable | Decoded::BadEnvelope { .. } => 0,
+            })
+            .sum()
+    }
+}
+
+/// Decodes a stretch of plaintext made of complete lines; `None` when it does not end with a
+/// newline (a record continues past it, so it must go through [`LogScanner::write`]).
+pub fn decode_plaintext(plain: &[u8]) -> Option<DecodedLines> {
+    if !plain.is_empty() && plain.last() != Some(&b'\n') {
+        return None;
+    }
+    Some(DecodedLines {
+        lines: decode_range(plain, 0),
+        len: plain.len(),
+    })
 }
 
 /// Below this many bytes, lines are decoded on the calling thread.

@@ -100,7 +100,11 @@ impl<B: PersistenceBackend> Coordinator<B> {
     }
 
     fn slot(&self, id: &str) -> Slot {
-        Arc::clone(lock(&self.slots).entry(id.to_owned()).or_default())
+        let mut slots = lock(&self.slots);
+        if let Some(slot) = slots.get(id) {
+            return Arc::clone(slot);
+        }
+        Arc::clone(slots.entry(id.to_owned()).or_default())
     }
 
     fn writer(&self, id: &str) -> Option<Arc<WriteBehind>> {
