@@ -138,7 +138,7 @@ fn deny() -> Result<(), String> {
 
 fn bench(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|arg| arg == "--quick");
-    let mut criterion = vec!["bench", "--workspace", "--benches", "--locked", "--"];
+    let mut criterion = vec!["bench", "--workspace", "--bench", "*", "--locked", "--"];
     if quick {
         criterion.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
     }

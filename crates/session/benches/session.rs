@@ -47,22 +47,31 @@ fn message(id: String, role: &str, text: &str) -> Value {
     json!({"id": id, "role": role, "content": [{"type": "text", "text": text}], "source": source})
 }
 
-/// Runs `steps` steps, deriving the messages before each model call, as the agent loop does.
-fn derive_every_step(steps: u64) -> usize {
+/// The payloads of `steps` steps: a user message and a reply each.
+fn step_payloads(steps: u64) -> Vec<(Value, Value)> {
+    (0..steps)
+        .map(|step| {
+            let user = message(format!("u{step}"), "user", "next");
+            let reply = json!({"turn": 1, "step": step + 1,
+                "message": message(format!("a{step}"), "assistant", "ok")});
+            (user, reply)
+        })
+        .collect()
+}
+
+/// Runs the steps, deriving the messages before each model call as the agent loop does.
+fn derive_every_step(payloads: Vec<(Value, Value)>) -> Session {
     let mut session = Session::new(SessionHeader::new("bench", 1)).unwrap();
-    let mut total = 0;
-    for step in 0..steps {
-        let user = message(format!("u{step}"), "user", "next");
+    for (user, reply) in payloads {
         session
             .append_at("user/message", user, SurfaceIntent::append(), 1)
             .unwrap();
-        total += session.derive_messages().len();
-        let reply = json!({"turn": 1, "step": step + 1, "message": message(format!("a{step}"), "assistant", "ok")});
+        black_box(session.derive_messages().len());
         session
             .append_at("assistant/message", reply, SurfaceIntent::append(), 1)
             .unwrap();
     }
-    total
+    session
 }
 
 /// `derive_messages` after each of 1,000 and 10,000 steps: time per step must stay flat.
@@ -70,9 +79,18 @@ fn derive_messages(c: &mut Criterion) {
     let mut group = c.benchmark_group("derive_messages_every_step");
     for steps in [1_000_u64, 10_000] {
         group.throughput(Throughput::Elements(steps));
-        group.bench_with_input(BenchmarkId::from_parameter(steps), &steps, |b, &steps| {
-            b.iter(|| black_box(derive_every_step(steps)));
-        });
+        let payloads = step_payloads(steps);
+        group.bench_with_input(
+            BenchmarkId::from_parameter(steps),
+            &payloads,
+            |b, payloads| {
+                b.iter_batched(
+                    || payloads.clone(),
+                    derive_every_step,
+                    criterion::BatchSize::LargeInput,
+                );
+            },
+        );
     }
     group.finish();
 }

@@ -82,15 +82,84 @@ pub enum SessionError {
 
 /// Checks a stored or inherited log as [`Session::from_seed`] would, without building a
 /// session: header, contiguous seqs, retired types, message shapes, lossless data, surface.
+///
+/// The per-event checks run on all cores for long logs; the first failing event is reported,
+/// as a sequential check would report it.
 pub fn validate_log(header: &SessionHeader, events: &[SessionEvent]) -> Result<(), SessionError> {
     header.validate(&header.id)?;
+    let invalid = |index: usize, reason: String| SessionError::InvalidSeed {
+        session: header.id.clone(),
+        index,
+        reason,
+    };
+    let shape_failure = first_shape_failure(events);
+    let checked_up_to = shape_failure
+        .as_ref()
+        .map_or(events.len(), |(index, _)| *index + 1);
     let mut surface = SurfaceFold::default();
-    for (index, event) in events.iter().enumerate() {
+    for (index, event) in events.iter().enumerate().take(checked_up_to) {
+        if event.seq != index as u64 {
+            return Err(invalid(index, "seed must be contiguous from 0".into()));
+        }
+        if let Some((failed, reason)) = &shape_failure
+            && *failed == index
+        {
+            return Err(invalid(index, reason.clone()));
+        }
         let before = events.get(..index).unwrap_or_default();
-        let plan = check_seed_at(&header.id, &surface, index, event, before)?;
+        let plan = surface
+            .plan(event, before)
+            .map_err(|error| invalid(index, error.0))?;
         surface.apply(&plan);
     }
     Ok(())
+}
+
+/// Logs shorter than this are checked on the calling thread.
+const PARALLEL_CHECK_THRESHOLD: usize = 4096;
+
+/// The first event (by index) whose shape or data is invalid, checking on all cores.
+fn first_shape_failure(events: &[SessionEvent]) -> Option<(usize, String)> {
+    let check = |offset: usize, part: &[SessionEvent]| {
+        part.iter()
+            .enumerate()
+            .find_map(|(index, event)| shape_problem(event).map(|reason| (offset + index, reason)))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if events.len() < PARALLEL_CHECK_THRESHOLD || cores < 2 {
+        return check(0, events);
+    }
+    let chunk = events.len().div_ceil(cores.min(8));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = events
+            .chunks(chunk)
+            .enumerate()
+            .skip(1)
+            .map(|(part, slice)| scope.spawn(move || check(part * chunk, slice)))
+            .collect();
+        let first = check(0, events.get(..chunk).unwrap_or_default());
+        let rest = handles.into_iter().map(|handle| {
+            handle
+                .join()
+                .unwrap_or_else(|_| Some((0, "the log check failed".to_owned())))
+        });
+        std::iter::once(first)
+            .chain(rest)
+            .flatten()
+            .min_by_key(|(index, _)| *index)
+    })
+}
+
+/// What is wrong with one event on its own (shape or data), if anything.
+fn shape_problem(event: &SessionEvent) -> Option<String> {
+    if let Err(reason) = check_seed_event(event) {
+        return Some(reason);
+    }
+    event
+        .data
+        .check_lossless()
+        .err()
+        .map(|error| error.to_string())
 }
 
 /// Validates seed event `index` against the log before it.
@@ -355,6 +424,29 @@ mod tests {
             "reopening does not grow the log"
         );
         assert_eq!(reopened.first_live_seq(), 1);
+    }
+
+    #[test]
+    fn a_long_log_reports_its_first_failure() {
+        let mut events: Vec<SessionEvent> = (0..5000)
+            .map(|seq| SessionEvent::new("goal/change", seq, 0, json!({"n": seq})))
+            .collect();
+        events[4500] = SessionEvent::new("user/message", 4500, 0, json!({"id": ""}));
+        events[4500].surface_op = Some(SurfaceOp::Append);
+        let error = validate_log(&header(), &events).unwrap_err();
+        assert!(
+            matches!(error, SessionError::InvalidSeed { index: 4500, .. }),
+            "{error}"
+        );
+        events[100].surface_op = Some(SurfaceOp::Append);
+        let error = validate_log(&header(), &events).unwrap_err();
+        assert!(
+            matches!(error, SessionError::InvalidSeed { index: 100, .. }),
+            "{error}"
+        );
+        events[100].surface_op = None;
+        events[4500] = SessionEvent::new("goal/change", 4500, 0, json!({}));
+        assert!(validate_log(&header(), &events).is_ok());
     }
 
     #[test]
