@@ -131,6 +131,8 @@ fn first_shape_failure(events: &[SessionEvent]) -> Option<(usize, String)> {
     }
     let chunk = events.len().div_ceil(cores.min(8));
     std::thread::scope(|scope| {
+        // Collected so every worker starts before this thread checks its own part.
+        #[allow(clippy::needless_collect)]
         let handles: Vec<_> = events
             .chunks(chunk)
             .enumerate()
