@@ -203,66 +203,100 @@ impl SessionEvent {
     /// Only `type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable` are allowed. Surface
     /// rules (which types may carry the surface keys) are checked by the surface fold.
     pub fn from_json_map(map: Map<String, Value>) -> Result<Self, EnvelopeError> {
-        let mut kind = None;
-        let mut seq = None;
-        let mut time = None;
-        let mut data = None;
-        let mut sources = None;
-        let mut surface_op = None;
-        let mut ignorable = false;
-        let mut order = SurfaceKeyOrder::SourcesFirst;
+        let mut envelope = EnvelopeBuilder::default();
         for (key, value) in map {
-            match key.as_str() {
-                "type" => match value {
-                    Value::String(text) => kind = Some(event_kind(text)),
-                    _ => return Err(EnvelopeError::new("type must be a string")),
-                },
-                "seq" => {
-                    seq = Some(safe_u64(&value).ok_or_else(|| {
-                        EnvelopeError::new("seq must be a non-negative safe integer")
-                    })?);
-                }
-                "time" => {
-                    time = Some(
-                        safe_i64(&value)
-                            .ok_or_else(|| EnvelopeError::new("time must be a safe integer"))?,
-                    );
-                }
-                "data" => data = Some(value),
-                "sourceEventSeqs" => sources = Some(read_sources(&value)?),
-                "surfaceOp" => {
-                    if sources.is_none() {
-                        order = SurfaceKeyOrder::OpFirst;
-                    }
-                    surface_op = Some(SurfaceOp::from_json(&value)?);
-                }
-                "ignorable" => {
-                    if value != Value::Bool(true) {
-                        return Err(EnvelopeError::new("ignorable may only be true"));
-                    }
-                    ignorable = true;
-                }
-                other => {
-                    return Err(EnvelopeError::new(format!(
-                        "unexpected envelope key \"{other}\""
-                    )));
-                }
+            if key == "data" {
+                envelope.data(value.into());
+            } else {
+                envelope.field(&key, value)?;
             }
         }
-        if surface_op.is_none() || sources.is_none() {
-            order = SurfaceKeyOrder::SourcesFirst;
+        envelope.finish()
+    }
+}
+
+/// Collects an envelope's fields in their written order and checks each; `data` comes
+/// separately so a reader can keep it as text.
+#[derive(Debug, Default)]
+pub(crate) struct EnvelopeBuilder {
+    kind: Option<Cow<'static, str>>,
+    seq: Option<u64>,
+    time: Option<i64>,
+    data: Option<EventData>,
+    sources: Option<Vec<u64>>,
+    surface_op: Option<SurfaceOp>,
+    ignorable: bool,
+    op_first: bool,
+}
+
+impl EnvelopeBuilder {
+    /// Sets `data`.
+    pub(crate) fn data(&mut self, data: EventData) {
+        self.data = Some(data);
+    }
+
+    /// Checks and sets one field other than `data`.
+    pub(crate) fn field(&mut self, key: &str, value: Value) -> Result<(), EnvelopeError> {
+        match key {
+            "type" => match value {
+                Value::String(text) => self.kind = Some(event_kind(text)),
+                _ => return Err(EnvelopeError::new("type must be a string")),
+            },
+            "seq" => {
+                self.seq = Some(safe_u64(&value).ok_or_else(|| {
+                    EnvelopeError::new("seq must be a non-negative safe integer")
+                })?);
+            }
+            "time" => {
+                self.time = Some(
+                    safe_i64(&value)
+                        .ok_or_else(|| EnvelopeError::new("time must be a safe integer"))?,
+                );
+            }
+            "sourceEventSeqs" => self.sources = Some(read_sources(&value)?),
+            "surfaceOp" => {
+                self.op_first = self.sources.is_none();
+                self.surface_op = Some(SurfaceOp::from_json(&value)?);
+            }
+            "ignorable" => {
+                if value != Value::Bool(true) {
+                    return Err(EnvelopeError::new("ignorable may only be true"));
+                }
+                self.ignorable = true;
+            }
+            other => {
+                return Err(EnvelopeError::new(format!(
+                    "unexpected envelope key \"{other}\""
+                )));
+            }
         }
-        Ok(Self {
-            kind: kind.ok_or_else(|| EnvelopeError::new("type is missing"))?,
-            seq: seq.ok_or_else(|| EnvelopeError::new("seq is missing"))?,
-            time: time.ok_or_else(|| EnvelopeError::new("time is missing"))?,
-            data: data
-                .ok_or_else(|| EnvelopeError::new("data is missing"))?
-                .into(),
-            source_event_seqs: sources,
-            surface_op,
-            ignorable,
-            surface_key_order: order,
+        Ok(())
+    }
+
+    /// The event, once every required field is there.
+    pub(crate) fn finish(self) -> Result<SessionEvent, EnvelopeError> {
+        let both = self.surface_op.is_some() && self.sources.is_some();
+        Ok(SessionEvent {
+            kind: self
+                .kind
+                .ok_or_else(|| EnvelopeError::new("type is missing"))?,
+            seq: self
+                .seq
+                .ok_or_else(|| EnvelopeError::new("seq is missing"))?,
+            time: self
+                .time
+                .ok_or_else(|| EnvelopeError::new("time is missing"))?,
+            data: self
+                .data
+                .ok_or_else(|| EnvelopeError::new("data is missing"))?,
+            source_event_seqs: self.sources,
+            surface_op: self.surface_op,
+            ignorable: self.ignorable,
+            surface_key_order: if both && self.op_first {
+                SurfaceKeyOrder::OpFirst
+            } else {
+                SurfaceKeyOrder::SourcesFirst
+            },
         })
     }
 }

@@ -12,9 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::chunk_rows::{ChunkKind, decode_record_into};
 use crate::data::EventData;
-use crate::event::{
-    EnvelopeError, SessionEvent, SurfaceKeyOrder, SurfaceOp, event_kind, safe_i64, safe_u64,
-};
+use crate::event::{EnvelopeBuilder, EnvelopeError, SessionEvent, safe_u64};
 
 /// What one line holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +139,7 @@ pub fn decode_line_into(line: &[u8], out: &mut Vec<SessionEvent>) -> LineDecode 
     else {
         return LineDecode::Unreadable;
     };
-    match envelope(kind, seq, fields) {
+    match envelope(fields) {
         Ok(event) => {
             out.push(event);
             LineDecode::Events(1)
@@ -154,70 +152,17 @@ pub fn decode_line_into(line: &[u8], out: &mut Vec<SessionEvent>) -> LineDecode 
 }
 
 fn envelope(
-    kind: Option<Value>,
-    seq: u64,
     fields: Vec<(std::borrow::Cow<'_, str>, &RawValue)>,
 ) -> Result<SessionEvent, EnvelopeError> {
-    let Some(Value::String(kind)) = kind else {
-        return Err(EnvelopeError::new("type must be a string"));
-    };
-    let mut time = None;
-    let mut data = None;
-    let mut sources = None;
-    let mut surface_op = None;
-    let mut ignorable = false;
-    let mut order = SurfaceKeyOrder::SourcesFirst;
+    let mut envelope = EnvelopeBuilder::default();
     for (key, raw) in fields {
-        match key.as_ref() {
-            "type" | "seq" => {}
-            "time" => {
-                time = Some(
-                    safe_i64(&small(raw))
-                        .ok_or_else(|| EnvelopeError::new("time must be a safe integer"))?,
-                );
-            }
-            "data" => data = Some(EventData::from_raw(raw.to_owned())),
-            "sourceEventSeqs" => {
-                let Value::Array(items) = small(raw) else {
-                    return Err(EnvelopeError::new("sourceEventSeqs must be an array"));
-                };
-                let seqs: Option<Vec<u64>> = items.iter().map(safe_u64).collect();
-                sources = Some(seqs.ok_or_else(|| {
-                    EnvelopeError::new("sourceEventSeqs must hold non-negative safe integers")
-                })?);
-            }
-            "surfaceOp" => {
-                if sources.is_none() {
-                    order = SurfaceKeyOrder::OpFirst;
-                }
-                surface_op = Some(SurfaceOp::from_json(&small(raw))?);
-            }
-            "ignorable" => {
-                if small(raw) != Value::Bool(true) {
-                    return Err(EnvelopeError::new("ignorable may only be true"));
-                }
-                ignorable = true;
-            }
-            other => {
-                return Err(EnvelopeError::new(format!(
-                    "unexpected envelope key \"{other}\""
-                )));
-            }
+        if key == "data" {
+            envelope.data(EventData::from_raw(raw.to_owned()));
+        } else {
+            envelope.field(&key, small(raw))?;
         }
     }
-    if surface_op.is_none() || sources.is_none() {
-        order = SurfaceKeyOrder::SourcesFirst;
-    }
-    Ok(SessionEvent {
-        kind: event_kind(kind),
-        seq,
-        time: time.ok_or_else(|| EnvelopeError::new("time is missing"))?,
-        data: data.ok_or_else(|| EnvelopeError::new("data is missing"))?,
-        source_event_seqs: sources,
-        surface_op,
-        ignorable,
-        surface_key_order: order,
-    })
+    envelope.finish()
 }
 
 #[cfg(test)]
