@@ -3,7 +3,7 @@
 //! corruption, and the write-behind of live sessions.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -66,6 +66,7 @@ pub struct Coordinator<B: PersistenceBackend> {
     options: CoordinatorOptions,
     slots: Mutex<HashMap<String, Slot>>,
     writers: Mutex<HashMap<String, Arc<WriteBehind>>>,
+    live: Mutex<HashMap<String, Weak<LiveSession>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -91,6 +92,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
             options,
             slots: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
         })
     }
 
@@ -365,6 +367,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
             });
             let writer = WriteBehind::new(live.id(), self.options.write_batch_max_delay, write);
             writers.insert(live.id().to_owned(), Arc::clone(&writer));
+            lock(&self.live).insert(live.id().to_owned(), Arc::downgrade(live));
             writer
         };
         for event in live.events() {
@@ -393,6 +396,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
     pub async fn retire_live(&self, id: &str) -> Result<(), PersistenceError> {
         let flushed = self.flush_live(id).await;
         lock(&self.writers).remove(id);
+        lock(&self.live).remove(id);
         lock(&self.slots).remove(id);
         flushed
     }
@@ -400,6 +404,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
     /// Flushes every live session, then closes the backend.
     pub async fn close(&self) -> Result<(), PersistenceError> {
         let writers: Vec<(String, Arc<WriteBehind>)> = lock(&self.writers).drain().collect();
+        lock(&self.live).clear();
         let mut failures = Vec::new();
         for (id, writer) in writers {
             if let Err(error) = writer.flush().await {
@@ -415,6 +420,23 @@ impl<B: PersistenceBackend> Coordinator<B> {
                 self.backend.name(),
                 failures.join("; ")
             )))
+        }
+    }
+
+    /// The live session with this id, if one is attached.
+    fn live_session(&self, id: &str) -> Option<Arc<LiveSession>> {
+        lock(&self.live).get(id).and_then(Weak::upgrade)
+    }
+
+    /// A live session's current log.
+    fn live_snapshot(live: &LiveSession) -> SessionInspection {
+        SessionInspection {
+            header: live.header(),
+            events: live
+                .events()
+                .iter()
+                .map(|event| (**event).clone())
+                .collect(),
         }
     }
 
@@ -498,6 +520,15 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
 
     async fn load(&self, id: &str) -> Result<SessionInspection, PersistenceError> {
         self.flush_live(id).await?;
+        if let Some(live) = self.live_session(id) {
+            let snapshot = Self::live_snapshot(&live);
+            if !interrupted_turn_closers(&snapshot.events).is_empty() {
+                return Err(PersistenceError::Busy(format!(
+                    "cannot load session \"{id}\" while its live turn is open"
+                )));
+            }
+            return Ok(snapshot);
+        }
         let slot = self.slot(id);
         let mut state = slot.lock().await;
         let checked = self.read_repaired(id, &mut state).await?;
@@ -505,6 +536,9 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
     }
 
     async fn inspect(&self, id: &str) -> Result<SessionInspection, PersistenceError> {
+        if let Some(live) = self.live_session(id) {
+            return Ok(Self::live_snapshot(&live));
+        }
         let slot = self.slot(id);
         let _state = slot.lock().await;
         let checked = self.read_checked(id).await?;

@@ -246,3 +246,28 @@ async fn flushing_an_unknown_session_names_it() {
     assert_eq!(error.to_string(), "session \"nobody\" not found");
     booted.kernel.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_reads_as_its_current_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let booted = boot(dir.path(), 60_000).await;
+    let session = create(&booted.store, "busy");
+    turn(&session, 1);
+    let loaded = booted.persistence.load("busy").await.unwrap();
+    assert_eq!(texts(&loaded.events), texts(&session.events()));
+    session
+        .append("turn/start", json!({"turn": 2}), SurfaceIntent::default())
+        .unwrap();
+    let inspected = booted.persistence.inspect("busy").await.unwrap();
+    assert_eq!(
+        inspected.events.len(),
+        4,
+        "the open turn as it is, without closers"
+    );
+    let error = booted.persistence.load("busy").await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "cannot load session \"busy\" while its live turn is open"
+    );
+    booted.kernel.shutdown().await;
+}
