@@ -484,15 +484,18 @@ impl PersistenceBackend for JsonlBackend {
             let (bytes, _) = read_stable(&path)?;
             let text = crate::decode::decode_text(&bytes, options.compression, &path)?;
             let first = text.split('\n').next().unwrap_or_default();
-            let header = crate::header_line::parse_header_line(first.as_bytes())
-                .ok()
-                .filter(|header| header.id == id)
-                .ok_or_else(|| {
-                    BackendError::Corrupt(format!(
+            let header = match crate::header_line::parse_header_line(first.as_bytes()) {
+                Ok(header) if header.id == id => header,
+                Err(problem @ crate::header_line::HeaderProblem::ForeignVersion(_)) => {
+                    return Err(crate::decode::header_error(&problem, &path));
+                }
+                _ => {
+                    return Err(BackendError::Corrupt(format!(
                         "corrupt session log: invalid header line in \"{}\"",
                         path.display()
-                    ))
-                })?;
+                    )));
+                }
+            };
             Ok(Some(SessionRawArtifact {
                 header,
                 filename: "session.jsonl",

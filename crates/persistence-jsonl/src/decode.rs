@@ -31,7 +31,8 @@ fn corrupt(message: impl std::fmt::Display, path: &Path) -> BackendError {
     BackendError::Corrupt(format!("{message} (file: {})", path.display()))
 }
 
-fn header_error(problem: &HeaderProblem, path: &Path) -> BackendError {
+/// A header problem as a backend error: a format refusal, or corruption naming the file.
+pub(crate) fn header_error(problem: &HeaderProblem, path: &Path) -> BackendError {
     match problem {
         HeaderProblem::ForeignVersion(text) => {
             BackendError::FormatUnsupported(format!("{text} (raw log: {})", path.display()))

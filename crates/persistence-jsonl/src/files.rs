@@ -122,8 +122,15 @@ pub(crate) fn publish_new(final_path: &Path, content: &[u8]) -> Result<(), Backe
         }
         return Err(io_error("publishing", final_path, error));
     }
-    if let Some(dir) = final_path.parent() {
-        sync_dir(dir)?;
+    // Published: from here on a failure must not be reported as "not written", or the caller
+    // would retry a first write onto a log that exists.
+    if let Some(dir) = final_path.parent()
+        && let Err(error) = sync_dir(dir)
+    {
+        tracing::warn!(
+            "the new log {} may not survive a power loss yet: {error}",
+            final_path.display()
+        );
     }
     if let Err(error) = fs::remove_file(&tmp) {
         tracing::warn!(

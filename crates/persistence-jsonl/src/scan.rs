@@ -121,10 +121,19 @@ impl LogScanner {
                 }
                 return Ok(());
             }
-            Decoded::BadEnvelope { seq, reason } => {
+            Decoded::BadEnvelope {
+                seq,
+                closes_turn,
+                reason,
+            } => {
                 let expected = self.events.len() as u64;
-                if self.issue.is_some() {
-                    return Ok(());
+                if let Some(issue) = &self.issue {
+                    // A readable `turn/end` after damage: the damage was committed.
+                    return if *closes_turn {
+                        Err(issue.clone())
+                    } else {
+                        Ok(())
+                    };
                 }
                 if *seq == expected {
                     // A complete, parsable event: damage, never a torn write.
@@ -186,6 +195,7 @@ enum Decoded {
     Unreadable,
     BadEnvelope {
         seq: u64,
+        closes_turn: bool,
         reason: String,
     },
 }
@@ -196,7 +206,15 @@ fn decode_line(line: &[u8]) -> Decoded {
         LineDecode::Events(1) => events.pop().map_or(Decoded::Unreadable, Decoded::One),
         LineDecode::Events(_) => Decoded::Events(events),
         LineDecode::Unreadable => Decoded::Unreadable,
-        LineDecode::BadEnvelope { seq, reason } => Decoded::BadEnvelope { seq, reason },
+        LineDecode::BadEnvelope {
+            seq,
+            closes_turn,
+            reason,
+        } => Decoded::BadEnvelope {
+            seq,
+            closes_turn,
+            reason,
+        },
     }
 }
 
@@ -362,6 +380,19 @@ mod tests {
         assert_eq!(
             (outcome.events.len(), outcome.committed_bytes),
             (2, TURN.len())
+        );
+    }
+
+    #[test]
+    fn a_readable_turn_end_with_a_bad_envelope_after_damage_is_corruption() {
+        let text = format!(
+            "{}\nnot json\n{}\n",
+            r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#,
+            r#"{"type":"turn/end","seq":2,"time":1.5,"data":{"turn":1,"reason":{"kind":"completed"}}}"#
+        );
+        assert_eq!(
+            scan(&text).unwrap_err(),
+            "corrupt session log: unparsable committed event at line 2"
         );
     }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use dsh_session::json::to_js_string;
 use dsh_session::known::is_known_type;
 use dsh_session::legacy::normalize_stored_events;
 use dsh_session::repair::interrupted_turn_closers;
@@ -47,6 +48,9 @@ struct SlotState {
     cursor: u64,
     materialized: bool,
     tracked: bool,
+    /// The live session writing through this slot, once reconciled (a weak handle keeps its
+    /// address from being reused by another session).
+    owner: Option<Weak<LiveSession>>,
 }
 
 type Slot = Arc<tokio::sync::Mutex<SlotState>>;
@@ -58,6 +62,8 @@ struct Checked<M> {
     /// How many of `events` are stored; the rest are closers.
     stored: usize,
     torn: Option<M>,
+    /// The revision the log was read at.
+    revision: String,
 }
 
 /// Implements [`SessionPersistence`] over a [`PersistenceBackend`].
@@ -126,7 +132,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
             header,
             mut events,
             torn,
-            ..
+            revision,
         } = stored;
         let corrupt = |cause: String| PersistenceError::Corruption {
             id: id.to_owned(),
@@ -149,6 +155,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
             events,
             stored: stored_len,
             torn,
+            revision,
         })
     }
 
@@ -189,6 +196,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
                     cursor: checked.stored as u64,
                     materialized: true,
                     tracked: true,
+                    owner: state.owner.take(),
                 };
                 return Ok(checked);
             }
@@ -200,6 +208,15 @@ impl<B: PersistenceBackend> Coordinator<B> {
                 .cloned()
                 .map(Arc::new)
                 .collect();
+            // Another writer may have appended since the read: then read again.
+            let current = self
+                .backend
+                .read_stored_revision(id)
+                .await
+                .map_err(|error| from_backend(id, error))?;
+            if current.as_deref() != Some(checked.revision.as_str()) {
+                continue;
+            }
             self.backend
                 .commit_repair(&checked.header, checked.torn, &closers)
                 .await
@@ -278,13 +295,21 @@ impl<B: PersistenceBackend> Coordinator<B> {
         let id = live.id();
         let slot = self.slot(id);
         let mut state = slot.lock().await;
-        if !state.tracked {
+        if !state
+            .owner
+            .as_ref()
+            .is_some_and(|owner| std::ptr::eq(owner.as_ptr(), live))
+        {
             self.reconcile_live(live, &mut state).await?;
+            state.owner = lock(&self.live).get(id).cloned();
         }
-        let fresh: Vec<Arc<SessionEvent>> = batch
+        let mut fresh: Vec<Arc<SessionEvent>> = batch
             .into_iter()
             .filter(|event| event.seq >= state.cursor)
             .collect();
+        // A session attached while it was appending may have queued an event twice.
+        fresh.sort_by_key(|event| event.seq);
+        fresh.dedup_by_key(|event| event.seq);
         if fresh.is_empty() {
             return Ok(());
         }
@@ -306,20 +331,22 @@ impl<B: PersistenceBackend> Coordinator<B> {
         let Some(stored) = stored else {
             *state = SlotState {
                 header: Some(header),
-                cursor: 0,
-                materialized: false,
                 tracked: true,
+                ..SlotState::default()
             };
             return Ok(());
         };
         let live_events = live.events();
+        // Payloads compare as JSON text: `1.0` written live reads back as `1`.
+        let same =
+            |a: &SessionEvent, b: &SessionEvent| a == b || to_js_string(a) == to_js_string(b);
         let covers = stored.header.cwd == header.cwd
             && stored.events.len() <= live_events.len()
             && stored
                 .events
                 .iter()
                 .zip(&live_events)
-                .all(|(a, b)| a == &**b);
+                .all(|(a, b)| same(a, b));
         if !covers {
             return Err(PersistenceError::Busy(format!(
                 "session \"{id}\" id collision: a different session is stored under this id \
@@ -337,6 +364,7 @@ impl<B: PersistenceBackend> Coordinator<B> {
             cursor: stored.events.len() as u64,
             materialized: true,
             tracked: true,
+            owner: None,
         };
         Ok(())
     }
@@ -392,13 +420,11 @@ impl<B: PersistenceBackend> Coordinator<B> {
         }
     }
 
-    /// Flushes a live session and forgets it.
-    pub async fn retire_live(&self, id: &str) -> Result<(), PersistenceError> {
-        let flushed = self.flush_live(id).await;
+    /// Stops tracking a disposed live session (already flushed by the store). Its slot stays,
+    /// so operations still queued on it remain serialized.
+    pub fn forget_live(&self, id: &str) {
         lock(&self.writers).remove(id);
         lock(&self.live).remove(id);
-        lock(&self.slots).remove(id);
-        flushed
     }
 
     /// Flushes every live session, then closes the backend.
@@ -485,6 +511,7 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
             cursor: 0,
             materialized: false,
             tracked: true,
+            owner: None,
         };
         Ok(())
     }

@@ -40,15 +40,8 @@ pub fn install_live_persistence<B: PersistenceBackend>(
     })?;
     let retiring = Arc::clone(coordinator);
     ctx.on::<SessionDisposed>(move |live: &Arc<LiveSession>| -> Result<(), BoxError> {
-        let coordinator = Arc::clone(&retiring);
-        let id = live.id().to_owned();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(error) = coordinator.retire_live(&id).await {
-                    tracing::error!(session = %id, "retiring the session failed: {error}");
-                }
-            });
-        }
+        // The store flushed it before announcing the disposal.
+        retiring.forget_live(live.id());
         Ok(())
     })?;
     if let Some(store) = ctx.get(&SESSIONS) {

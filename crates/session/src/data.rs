@@ -275,10 +275,15 @@ impl Clone for EventData {
 
 impl PartialEq for EventData {
     fn eq(&self, other: &Self) -> bool {
-        match (self.chunk_fields(), other.chunk_fields()) {
-            (Some(a), Some(b)) => a == b,
-            _ => self.with_value(|a| other.with_value(|b| a == b)),
+        if let (Some(a), Some(b)) = (self.chunk_fields(), other.chunk_fields()) {
+            return a == b;
         }
+        if let (Some(a), Some(b)) = (self.raw_text(), other.raw_text())
+            && a == b
+        {
+            return true;
+        }
+        self.with_value(|a| other.with_value(|b| a == b))
     }
 }
 

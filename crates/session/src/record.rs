@@ -22,10 +22,13 @@ pub enum LineDecode {
     /// Not JSON, not an object, a malformed packed row, or an event without a usable `seq`:
     /// the reader treats it as a torn or damaged record.
     Unreadable,
-    /// A JSON event whose envelope breaks the rules (an unknown key, a bad `time`, ...).
+    /// A JSON event whose envelope breaks the rules (an unknown key, a bad `time`, ...) or
+    /// whose payload this harness cannot hold (a lone UTF-16 surrogate, nesting beyond 128).
     BadEnvelope {
         /// Its `seq`.
         seq: u64,
+        /// Whether its `type` is `turn/end`.
+        closes_turn: bool,
         /// What is wrong.
         reason: String,
     },
@@ -139,16 +142,49 @@ pub fn decode_line_into(line: &[u8], out: &mut Vec<SessionEvent>) -> LineDecode 
     else {
         return LineDecode::Unreadable;
     };
+    let closes_turn = kind.as_ref().and_then(Value::as_str) == Some("turn/end");
     match envelope(fields) {
         Ok(event) => {
+            if let Some(text) = event.data.raw_text()
+                && !parses_as_value(text)
+            {
+                let reason = "its data cannot be held: a lone UTF-16 surrogate escape or \
+                              nesting deeper than 128 levels"
+                    .to_owned();
+                return LineDecode::BadEnvelope {
+                    seq,
+                    closes_turn,
+                    reason,
+                };
+            }
             out.push(event);
             LineDecode::Events(1)
         }
         Err(error) => LineDecode::BadEnvelope {
             seq,
+            closes_turn,
             reason: error.reason,
         },
     }
+}
+
+/// Whether JSON `text` also parses into a [`Value`], which refuses lone surrogate escapes and
+/// nesting deeper than 128. Checked exactly only when the text has a surrogate escape or more
+/// than 128 brackets, which ordinary payloads do not.
+fn parses_as_value(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let surrogate_escape = memchr::memmem::find_iter(bytes, b"\\u").any(|at| {
+        matches!(bytes.get(at + 2), Some(b'd' | b'D'))
+            && matches!(
+                bytes.get(at + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    });
+    let brackets = memchr::memchr2_iter(b'[', b'{', bytes).count();
+    if !surrogate_escape && brackets <= 128 {
+        return true;
+    }
+    serde_json::from_str::<Value>(text).is_ok()
 }
 
 fn envelope(
@@ -220,15 +256,33 @@ mod tests {
             decode(r#"{"type":"a","seq":4,"time":1,"data":{},"extra":1}"#).0,
             LineDecode::BadEnvelope {
                 seq: 4,
+                closes_turn: false,
                 reason: "unexpected envelope key \"extra\"".into()
             }
         );
         assert_eq!(
-            decode(r#"{"type":"a","seq":4,"time":1}"#).0,
+            decode(r#"{"type":"turn/end","seq":4,"time":1}"#).0,
             LineDecode::BadEnvelope {
                 seq: 4,
+                closes_turn: true,
                 reason: "data is missing".into()
             }
         );
+        let lone = r#"{"type":"goal/change","seq":4,"time":1,"data":{"t":"a\ud83d"}}"#;
+        assert!(matches!(
+            decode(lone).0,
+            LineDecode::BadEnvelope { seq: 4, .. }
+        ));
+        let pair = r#"{"type":"goal/change","seq":4,"time":1,"data":{"t":"a\ud83d\ude00"}}"#;
+        assert_eq!(decode(pair).0, LineDecode::Events(1));
+        let deep = format!(
+            r#"{{"type":"goal/change","seq":4,"time":1,"data":{}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(
+            decode(&deep).0,
+            LineDecode::BadEnvelope { seq: 4, .. }
+        ));
     }
 }

@@ -89,6 +89,9 @@ pub enum StoreError {
     /// The session refused the event or seed.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The session was disposed; it takes no more events.
+    #[error("session \"{0}\" was disposed and takes no more events")]
+    Disposed(String),
     /// An append from inside a `session/event` listener of the same session.
     #[error("session \"{0}\" cannot append while it is publishing an event")]
     Reentrant(String),
@@ -111,6 +114,10 @@ thread_local! {
 pub struct LiveSession {
     id: String,
     session: Mutex<Session>,
+    /// Held from an append until its listeners have run, so they see events in seq order;
+    /// the session itself is unlocked while they run, so they may read it.
+    publishing: Mutex<()>,
+    disposed: std::sync::atomic::AtomicBool,
     ctx: Context,
 }
 
@@ -164,8 +171,14 @@ impl LiveSession {
         if PUBLISHING.with(|stack| stack.borrow().contains(&me)) {
             return Err(StoreError::Reentrant(self.id.clone()));
         }
-        let mut session = self.lock();
-        let event = session.append(kind, data, intent)?;
+        let _in_order = self
+            .publishing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.disposed.load(Ordering::SeqCst) {
+            return Err(StoreError::Disposed(self.id.clone()));
+        }
+        let event = self.lock().append(kind, data, intent)?;
         let notice = EventNotice {
             session: Arc::clone(self),
             event: Arc::clone(&event),
@@ -173,7 +186,6 @@ impl LiveSession {
         PUBLISHING.with(|stack| stack.borrow_mut().push(me));
         let published = self.ctx.emit::<SessionEventAppended>(&notice);
         PUBLISHING.with(|stack| stack.borrow_mut().retain(|entry| *entry != me));
-        drop(session);
         if let Err(error) = published {
             tracing::error!(session = %self.id, seq = event.seq, "session/event listener failed: {error}");
         }
@@ -260,6 +272,8 @@ impl SessionStore {
         let live = Arc::new(LiveSession {
             id: id.clone(),
             session: Mutex::new(session),
+            publishing: Mutex::new(()),
+            disposed: std::sync::atomic::AtomicBool::new(false),
             ctx: self.ctx.clone(),
         });
         {
@@ -331,10 +345,21 @@ impl SessionStore {
 
     /// Flushes and retires a live session.
     pub async fn dispose(&self, id: &str) -> Result<(), StoreError> {
-        let flushed = self.flush(id).await;
-        if let Some(live) = self.live().remove(id)
-            && let Err(error) = self.ctx.emit::<SessionDisposed>(&live)
+        let live = self
+            .get(id)
+            .ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
         {
+            // From here on appends through a held handle are refused, so the flush below
+            // writes everything the session will ever have.
+            let _in_order = live
+                .publishing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            live.disposed.store(true, Ordering::SeqCst);
+        }
+        let flushed = self.flush(id).await;
+        self.live().remove(id);
+        if let Err(error) = self.ctx.emit::<SessionDisposed>(&live) {
             tracing::error!(session = %id, "session/disposed listener failed: {error}");
         }
         flushed.map(|_| ())
@@ -353,7 +378,14 @@ pub fn fork_seed(
     boundary: Option<u64>,
 ) -> Result<Vec<SessionEvent>, StoreError> {
     let Some(last) = events.last() else {
-        return Ok(Vec::new());
+        return match boundary {
+            None => Ok(Vec::new()),
+            Some(boundary) => Err(StoreError::InvalidBoundary {
+                session: source.to_owned(),
+                boundary,
+                len: 0,
+            }),
+        };
     };
     let boundary = boundary.unwrap_or(last.seq);
     let invalid = || StoreError::InvalidBoundary {
@@ -381,4 +413,123 @@ pub fn fork_seed(
         });
     }
     Ok(prefix.iter().map(|event| (**event).clone()).collect())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    use dsh_kernel::{BoxError, Kernel};
+    use serde_json::json;
+
+    use super::*;
+
+    fn store(kernel: &Kernel) -> SessionStore {
+        SessionStore::new(kernel.root())
+    }
+
+    #[tokio::test]
+    async fn listeners_may_read_the_session_they_are_told_about() {
+        let kernel = Kernel::new().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let sink = Arc::clone(&seen);
+        kernel
+            .root()
+            .on::<SessionEventAppended>(move |notice: &EventNotice| -> Result<(), BoxError> {
+                sink.store(notice.session.events().len(), Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+        let store = store(&kernel);
+        let live = store.create(CreateOptions::default()).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let appender = Arc::clone(&live);
+        std::thread::spawn(move || {
+            let appended = appender.append("goal/change", json!({}), SurfaceIntent::default());
+            done.send(appended.is_ok()).unwrap();
+        });
+        let appended = finished
+            .recv_timeout(Duration::from_secs(5))
+            .expect("no deadlock");
+        assert!(appended);
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_listener_appending_to_its_own_session_is_refused() {
+        let kernel = Kernel::new().unwrap();
+        let refused = Arc::new(AtomicUsize::new(0));
+        let sink = Arc::clone(&refused);
+        kernel
+            .root()
+            .on::<SessionEventAppended>(move |notice: &EventNotice| -> Result<(), BoxError> {
+                if notice.event.kind == "goal/change" {
+                    let again =
+                        notice
+                            .session
+                            .append("plan/mode", json!({}), SurfaceIntent::default());
+                    if matches!(again, Err(StoreError::Reentrant(_))) {
+                        sink.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let live = store(&kernel).create(CreateOptions::default()).unwrap();
+        live.append("goal/change", json!({}), SurfaceIntent::default())
+            .unwrap();
+        assert_eq!(refused.load(Ordering::SeqCst), 1);
+        assert_eq!(live.events().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_disposed_session_takes_no_more_events() {
+        let kernel = Kernel::new().unwrap();
+        let store = store(&kernel);
+        let live = store
+            .create(CreateOptions {
+                id: Some("s".into()),
+                ..CreateOptions::default()
+            })
+            .unwrap();
+        store.dispose("s").await.unwrap();
+        let error = live
+            .append("goal/change", json!({}), SurfaceIntent::default())
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "session \"s\" was disposed and takes no more events"
+        );
+        assert!(store.get("s").is_none());
+    }
+
+    #[test]
+    fn forks_refuse_bad_boundaries() {
+        let error = fork_seed("s", &[], Some(0)).unwrap_err();
+        assert!(
+            matches!(error, StoreError::InvalidBoundary { len: 0, .. }),
+            "{error}"
+        );
+        assert!(fork_seed("s", &[], None).unwrap().is_empty());
+        let events = vec![
+            Arc::new(SessionEvent::new("turn/start", 0, 0, json!({"turn": 1}))),
+            Arc::new(SessionEvent::new(
+                "turn/end",
+                1,
+                0,
+                json!({"turn": 1, "reason": {"kind": "completed"}}),
+            )),
+        ];
+        assert!(matches!(
+            fork_seed("s", &events, Some(0)),
+            Err(StoreError::OpenTurn { .. })
+        ));
+        assert_eq!(fork_seed("s", &events, Some(1)).unwrap().len(), 2);
+        assert!(matches!(
+            fork_seed("s", &events, Some(2)),
+            Err(StoreError::InvalidBoundary { .. })
+        ));
+    }
 }

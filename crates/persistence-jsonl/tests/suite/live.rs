@@ -271,3 +271,41 @@ async fn a_live_session_reads_as_its_current_log() {
     );
     booted.kernel.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_does_not_take_over_a_loaded_id_of_another_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dyn_store(dir.path(), Compression::Zstd, true);
+    let mut header = dsh_session::SessionHeader::new("taken", 1).with_cwd("/elsewhere");
+    header.delegation_depth = Some(0);
+    other.create(header).await.unwrap();
+    let event = dsh_session::SessionEvent::new("goal/change", 0, 1, json!({"goal": "theirs"}));
+    other.append("taken", vec![event]).await.unwrap();
+    let path = dir.path().join("--elsewhere--/taken/session.jsonl.zstd");
+    let before = std::fs::read(&path).unwrap();
+
+    let booted = boot(dir.path(), 60_000).await;
+    booted.persistence.load("taken").await.unwrap();
+    let session = create(&booted.store, "taken");
+    turn(&session, 1);
+    let error = booted.store.flush("taken").await.unwrap_err();
+    assert!(error.to_string().contains("id collision"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    booted.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disposing_flushes_and_forgets_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let booted = boot(dir.path(), 60_000).await;
+    let session = create(&booted.store, "done");
+    turn(&session, 1);
+    booted.store.dispose("done").await.unwrap();
+    let prepared = booted.persistence.prepare("done").await.unwrap();
+    assert_eq!(
+        prepared.session.first_live_seq(),
+        3,
+        "every event was flushed before disposal"
+    );
+    booted.kernel.shutdown().await;
+}
