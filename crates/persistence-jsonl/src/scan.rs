@@ -300,7 +300,7 @@ fn decode_lines(lines: &[u8]) -> Vec<(Decoded, usize)> {
 }
 
 fn decode_range(lines: &[u8], base: usize) -> Vec<(Decoded, usize)> {
-    let mut decoded = Vec::new();
+    let mut decoded = Vec::with_capacity(memchr::memchr_iter(b'\n', lines).count());
     let mut start = 0;
     while let Some(offset) = lines.get(start..).and_then(memchr_newline) {
         let end = start + offset;
@@ -314,7 +314,7 @@ fn decode_range(lines: &[u8], base: usize) -> Vec<(Decoded, usize)> {
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&byte| byte == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 #[cfg(test)]

@@ -37,8 +37,9 @@ pub fn run(profile: &str, patches: &[String], action: &SessionsAction) -> anyhow
             .and_then(|name| name.as_str())
             .is_some_and(is_storage_row)
     });
+    // Reading sessions needs timers at most, never sockets.
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_time()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
