@@ -29,49 +29,28 @@ type CaseFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 /// One contract case: its name and body.
 pub type Case = (&'static str, fn(Opener) -> CaseFuture);
 
+/// Lists cases by function name.
+macro_rules! cases {
+    ($($case:ident),* $(,)?) => {
+        &[$((stringify!($case), |open: Opener| -> CaseFuture { Box::pin($case(open)) })),*]
+    };
+}
+
 /// The contract's cases, by name.
-pub const CASES: &[Case] = &[
-    ("round_trip_is_byte_identical", |o| {
-        Box::pin(round_trip_is_byte_identical(o))
-    }),
-    (
-        "an_unsafe_created_at_is_refused_without_reserving_the_id",
-        |o| Box::pin(an_unsafe_created_at_is_refused_without_reserving_the_id(o)),
-    ),
-    ("an_interrupted_turn_is_closed_and_stays_continuable", |o| {
-        Box::pin(an_interrupted_turn_is_closed_and_stays_continuable(o))
-    }),
-    ("an_unstarted_tool_call_gets_a_retryable_result", |o| {
-        Box::pin(an_unstarted_tool_call_gets_a_retryable_result(o))
-    }),
-    ("a_started_tool_call_gets_an_outcome_unknown_result", |o| {
-        Box::pin(a_started_tool_call_gets_an_outcome_unknown_result(o))
-    }),
-    ("list_excludes_sessions_never_appended", |o| {
-        Box::pin(list_excludes_sessions_never_appended(o))
-    }),
-    ("read_from_returns_the_stored_suffix", |o| {
-        Box::pin(read_from_returns_the_stored_suffix(o))
-    }),
-    ("revisions_change_only_on_writes", |o| {
-        Box::pin(revisions_change_only_on_writes(o))
-    }),
-    ("append_refuses_a_wrong_first_seq", |o| {
-        Box::pin(append_refuses_a_wrong_first_seq(o))
-    }),
-    ("append_refuses_a_gap_inside_a_batch", |o| {
-        Box::pin(append_refuses_a_gap_inside_a_batch(o))
-    }),
-    ("append_refuses_data_json_cannot_carry", |o| {
-        Box::pin(append_refuses_data_json_cannot_carry(o))
-    }),
-    ("ids_are_unique_and_missing_ids_are_named", |o| {
-        Box::pin(ids_are_unique_and_missing_ids_are_named(o))
-    }),
-    (
-        "prepare_returns_a_session_that_resumes_after_an_end_seed",
-        |o| Box::pin(prepare_returns_a_session_that_resumes_after_an_end_seed(o)),
-    ),
+pub const CASES: &[Case] = cases![
+    round_trip_is_byte_identical,
+    an_unsafe_created_at_is_refused_without_reserving_the_id,
+    an_interrupted_turn_is_closed_and_stays_continuable,
+    an_unstarted_tool_call_gets_a_retryable_result,
+    a_started_tool_call_gets_an_outcome_unknown_result,
+    list_excludes_sessions_never_appended,
+    read_from_returns_the_stored_suffix,
+    revisions_change_only_on_writes,
+    append_refuses_a_wrong_first_seq,
+    append_refuses_a_gap_inside_a_batch,
+    append_refuses_data_json_cannot_carry,
+    ids_are_unique_and_missing_ids_are_named,
+    prepare_returns_a_session_that_resumes_after_an_end_seed,
 ];
 
 /// Runs every case against fresh stores from `open`; returns `"case: failure"` lines.
