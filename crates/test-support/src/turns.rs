@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 /// Events in the preamble written before the first turn.
 pub const PREAMBLE_EVENTS: usize = 7;
-/// Events in one turn from [`turn`].
+/// Events in one turn from [`LogBuilder::turn`].
 pub const TURN_EVENTS: usize = 33;
 
 /// Builds events with contiguous seqs and times 1 ms apart.
