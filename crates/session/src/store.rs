@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use dsh_kernel::{Context, DispatchError, Emit, Event, Parallel, ServiceKey};
@@ -196,7 +196,7 @@ impl LiveSession {
 /// What [`SessionStore::create`] needs besides the id.
 #[derive(Debug, Clone, Default)]
 pub struct CreateOptions {
-    /// The id; the store mints `session-<n>` when absent.
+    /// The id; the store mints a `session-<uuid>` id when absent.
     pub id: Option<String>,
     /// The working directory (absolute).
     pub cwd: Option<String>,
@@ -212,7 +212,6 @@ pub struct CreateOptions {
 pub struct SessionStore {
     ctx: Context,
     live: Mutex<HashMap<String, Arc<LiveSession>>>,
-    minted: AtomicU64,
     invariants: bool,
 }
 
@@ -222,7 +221,6 @@ impl SessionStore {
         Self {
             ctx,
             live: Mutex::new(HashMap::new()),
-            minted: AtomicU64::new(0),
             invariants: false,
         }
     }
@@ -243,10 +241,7 @@ impl SessionStore {
         let id = match options.id {
             Some(id) => id,
             None => loop {
-                let candidate = format!(
-                    "session-{}",
-                    self.minted.fetch_add(1, Ordering::Relaxed) + 1
-                );
+                let candidate = mint_session_id();
                 if !self.live().contains_key(&candidate) {
                     break candidate;
                 }
@@ -369,6 +364,21 @@ impl SessionStore {
     pub fn clear(&self) {
         self.live().clear();
     }
+}
+
+/// A fresh id like dsh's: `session-` and a random (version 4) UUID, so ids minted by
+/// different processes sharing one store do not collide.
+pub fn mint_session_id() -> String {
+    let high = fastrand::u64(..);
+    let low = fastrand::u64(..);
+    format!(
+        "session-{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xffff,
+        high & 0x0fff,
+        (low >> 48) & 0x3fff | 0x8000,
+        low & 0xffff_ffff_ffff
+    )
 }
 
 /// The inherited prefix of a fork: events `0..=boundary`, refusing a boundary inside a turn.
@@ -503,6 +513,18 @@ mod tests {
             "session \"s\" was disposed and takes no more events"
         );
         assert!(store.get("s").is_none());
+    }
+
+    #[test]
+    fn minted_ids_look_like_dsh_ids_and_differ() {
+        let id = mint_session_id();
+        assert_eq!(id.len(), "session-".len() + 36, "{id}");
+        assert_eq!(id.as_bytes()[8 + 14], b'4', "{id}");
+        assert!(
+            matches!(id.as_bytes()[8 + 19], b'8' | b'9' | b'a' | b'b'),
+            "{id}"
+        );
+        assert_ne!(mint_session_id(), mint_session_id());
     }
 
     #[test]
