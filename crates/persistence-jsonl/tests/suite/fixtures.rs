@@ -12,7 +12,7 @@ use dsh_test_support::turns::LogBuilder;
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 
-use super::support::{FIXTURES, Fixture, fixture_path, store};
+use super::support::{FIXTURES, Fixture, fixture_path, split_frames, store};
 
 /// dsh's plaintext of the zstd fixture, decoded by dsh itself.
 const ZSTD_DECODED: &str = "01-zstd-default-one-bash/session.decoded.jsonl";
@@ -396,16 +396,4 @@ fn next_turn(seq0: u64, turn: u64) -> Vec<SessionEvent> {
             event
         })
         .collect()
-}
-
-/// Splits concatenated zstd frames with libzstd's own frame-size function.
-fn split_frames(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut frames = Vec::new();
-    let mut offset = 0;
-    while offset < bytes.len() {
-        let size = zstd::zstd_safe::find_frame_compressed_size(&bytes[offset..]).unwrap();
-        frames.push(&bytes[offset..offset + size]);
-        offset += size;
-    }
-    frames
 }

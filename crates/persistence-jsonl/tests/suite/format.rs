@@ -16,7 +16,7 @@ use dsh_test_support::turns::{LogBuilder, long_session};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{FIXTURES, store};
+use super::support::{FIXTURES, store, texts};
 
 const BOTH: [Compression; 2] = [Compression::None, Compression::Zstd];
 
@@ -1820,10 +1820,6 @@ fn packed_lines(events: &[SessionEvent]) -> String {
         .iter()
         .map(|record| format!("{}\n", to_js_string(record)))
         .collect()
-}
-
-fn texts(events: &[SessionEvent]) -> Vec<String> {
-    events.iter().map(to_js_string).collect()
 }
 
 fn kinds(events: &[SessionEvent]) -> Vec<&str> {

@@ -20,7 +20,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
 
-use super::support::store;
+use super::support::{store, texts};
 
 /// Where the child writes; without it [`child_writer`] does nothing.
 const ROOT_VAR: &str = "DSH_JSONL_KILL_TEST_ROOT";
@@ -373,10 +373,6 @@ impl Plan {
     fn len(&self) -> usize {
         self.batches.iter().map(Vec::len).sum()
     }
-}
-
-fn texts(events: &[SessionEvent]) -> Vec<String> {
-    events.iter().map(to_js_string).collect()
 }
 
 /// Deterministic, poorly compressible printable text.

@@ -8,13 +8,12 @@ use std::time::Duration;
 use dsh_kernel::Kernel;
 use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
 use dsh_persistence_jsonl::{Compression, JsonlPersistencePlugin};
-use dsh_session::json::to_js_string;
 use dsh_session::{
     CreateOptions, LiveSession, SESSIONS, SessionPlugin, SessionStore, SurfaceIntent,
 };
 use serde_json::json;
 
-use super::support::dyn_store;
+use super::support::{dyn_store, texts};
 
 struct Booted {
     kernel: Kernel,
@@ -58,13 +57,6 @@ fn turn(session: &Arc<LiveSession>, turn: u64) {
     session
         .append("turn/end", end, SurfaceIntent::default())
         .unwrap();
-}
-
-fn texts<E: std::borrow::Borrow<dsh_session::SessionEvent>>(events: &[E]) -> Vec<String> {
-    events
-        .iter()
-        .map(|event| to_js_string(event.borrow()))
-        .collect()
 }
 
 fn create(store: &SessionStore, id: &str) -> Arc<LiveSession> {

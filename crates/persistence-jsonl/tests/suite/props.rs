@@ -17,7 +17,7 @@ use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Map, Value, json};
 
-use super::support::store;
+use super::support::{split_frames, store, texts};
 
 const ID: &str = "prop-session";
 
@@ -552,10 +552,6 @@ fn events_in_record(line: &str) -> usize {
     }
 }
 
-fn texts(events: &[SessionEvent]) -> Vec<String> {
-    events.iter().map(to_js_string).collect()
-}
-
 fn corruption(error: PersistenceError) -> Result<String, TestCaseError> {
     match error {
         PersistenceError::Corruption { cause, .. } => Ok(cause),
@@ -593,16 +589,4 @@ fn structural_bytes(bytes: &[u8], start: usize) -> Vec<Range<usize>> {
             return ranges;
         }
     }
-}
-
-/// Splits concatenated zstd frames with libzstd's own frame-size function.
-fn split_frames(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut frames = Vec::new();
-    let mut offset = 0;
-    while offset < bytes.len() {
-        let size = zstd::zstd_safe::find_frame_compressed_size(&bytes[offset..]).unwrap();
-        frames.push(&bytes[offset..offset + size]);
-        offset += size;
-    }
-    frames
 }

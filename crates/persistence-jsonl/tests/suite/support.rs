@@ -75,3 +75,23 @@ impl Fixture {
         path
     }
 }
+
+/// Each event as compact JSON, for byte-for-byte comparisons.
+pub fn texts<E: std::borrow::Borrow<dsh_session::SessionEvent>>(events: &[E]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| dsh_session::json::to_js_string(event.borrow()))
+        .collect()
+}
+
+/// Splits concatenated zstd frames with libzstd's own frame-size function.
+pub fn split_frames(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut frames = Vec::new();
+    let mut offset = 0;
+    while offset < bytes.len() {
+        let size = zstd::zstd_safe::find_frame_compressed_size(&bytes[offset..]).unwrap();
+        frames.push(&bytes[offset..offset + size]);
+        offset += size;
+    }
+    frames
+}
