@@ -14,7 +14,7 @@ use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::json::write_js;
 use dsh_session::{SessionEvent, SessionHeader};
 
-use crate::decode::{DecodedLog, decode_log, read_header_only};
+use crate::decode::{ReadLog, decode_log, read_header_only};
 use crate::files::{
     append_durable, exists, io_error, make_dir_durable, publish_new, read_stable, revision,
     truncate_durable,
@@ -323,7 +323,7 @@ fn load(
         return Ok(None);
     };
     let (bytes, revision) = read_stable(&path)?;
-    let DecodedLog {
+    let ReadLog {
         header,
         events,
         torn,

@@ -18,7 +18,7 @@ use crate::zstd_frames::{FrameDecoder, FrameError, decode_all, scan_frames, scan
 
 /// A decoded log.
 #[derive(Debug)]
-pub struct DecodedLog {
+pub struct ReadLog {
     /// The header.
     pub header: SessionHeader,
     /// The committed events (plus events recovered from a torn final frame).
@@ -46,14 +46,14 @@ pub fn decode_log(
     bytes: &[u8],
     compression: Compression,
     path: &Path,
-) -> Result<DecodedLog, BackendError> {
+) -> Result<ReadLog, BackendError> {
     match compression {
         Compression::None => decode_raw(bytes, path),
         Compression::Zstd => decode_zstd(bytes, path),
     }
 }
 
-fn decode_raw(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
+fn decode_raw(bytes: &[u8], path: &Path) -> Result<ReadLog, BackendError> {
     let Some(header_end) = bytes.iter().position(|&byte| byte == b'\n') else {
         return Err(corrupt("empty or header-less session log", path));
     };
@@ -68,14 +68,14 @@ fn decode_raw(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
         truncate_to: outcome.committed_bytes as u64,
         recovered: Vec::new(),
     });
-    Ok(DecodedLog {
+    Ok(ReadLog {
         header,
         events: outcome.events,
         torn,
     })
 }
 
-fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
+fn decode_zstd(bytes: &[u8], path: &Path) -> Result<ReadLog, BackendError> {
     let scan = scan_frames(bytes).map_err(|error| corrupt(error, path))?;
     let Some((first, body)) = scan.frames.split_first() else {
         return Err(corrupt("empty or header-less Zstandard session log", path));
@@ -128,7 +128,7 @@ fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
     }
     let Some(torn_start) = scan.torn_start else {
         let outcome = scanner.finish();
-        return Ok(DecodedLog {
+        return Ok(ReadLog {
             header,
             events: outcome.events,
             torn: None,
@@ -144,7 +144,7 @@ fn decode_zstd(bytes: &[u8], path: &Path) -> Result<DecodedLog, BackendError> {
         .get(complete_events..)
         .unwrap_or_default()
         .to_vec();
-    Ok(DecodedLog {
+    Ok(ReadLog {
         header,
         events: outcome.events,
         torn: Some(JsonlTornMarker {

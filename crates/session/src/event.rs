@@ -193,11 +193,6 @@ impl SessionEvent {
         }
     }
 
-    /// Whether the event is on the surface and appends to it.
-    pub fn is_append_surface(&self) -> bool {
-        self.surface_op == Some(SurfaceOp::Append)
-    }
-
     /// Reads an envelope from a parsed JSON object, taking ownership of `data`.
     ///
     /// Only `type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable` are allowed. Surface

@@ -24,7 +24,6 @@ fn fail<T>(message: impl Into<String>) -> Result<T, SurfaceError> {
 pub struct SurfaceFold {
     nodes: Vec<u64>,
     replace_generation: u64,
-    base_seq: u64,
 }
 
 /// A validated change, ready to apply.
@@ -46,14 +45,6 @@ pub enum SurfacePlan {
 }
 
 impl SurfaceFold {
-    /// An empty fold over a log that starts at `base_seq` (0 for a whole log).
-    pub fn with_base(base_seq: u64) -> Self {
-        Self {
-            base_seq,
-            ..Self::default()
-        }
-    }
-
     /// Visible surface seqs in model order.
     pub fn nodes(&self) -> &[u64] {
         &self.nodes
@@ -64,14 +55,14 @@ impl SurfaceFold {
         self.replace_generation
     }
 
-    /// Checks `event` as the next event of `events` (the log so far, starting at the base seq)
+    /// Checks `event` as the next event of `events` (the log so far)
     /// and returns the change it would make, without making it.
     pub fn plan<E: AsRef<SessionEvent>>(
         &self,
         event: &SessionEvent,
         events: &[E],
     ) -> Result<SurfacePlan, SurfaceError> {
-        let expected = self.base_seq + events.len() as u64;
+        let expected = events.len() as u64;
         if event.seq != expected {
             return fail(format!(
                 "session event seq {} is not contiguous; expected {expected}",
@@ -144,9 +135,8 @@ impl SurfaceFold {
         let [original_seq] = shadowed else {
             return fail("tool/result surface replacement must rewrite exactly one current node");
         };
-        let original = original_seq
-            .checked_sub(self.base_seq)
-            .and_then(|index| usize::try_from(index).ok())
+        let original = usize::try_from(*original_seq)
+            .ok()
             .and_then(|index| events.get(index))
             .map(AsRef::as_ref);
         let Some(original) = original.filter(|original| original.kind == "tool/result") else {
@@ -224,16 +214,6 @@ fn check_markers(event: &SessionEvent) -> Result<(), SurfaceError> {
         ));
     }
     Ok(())
-}
-
-/// Folds a whole log at once: the surface nodes it ends with.
-pub fn fold_surface(events: &[SessionEvent]) -> Result<SurfaceFold, SurfaceError> {
-    let mut fold = SurfaceFold::default();
-    for (index, event) in events.iter().enumerate() {
-        let plan = fold.plan(event, events.get(..index).unwrap_or_default())?;
-        fold.apply(&plan);
-    }
-    Ok(fold)
 }
 
 impl AsRef<SessionEvent> for SessionEvent {
