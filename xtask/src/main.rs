@@ -43,7 +43,7 @@ fn report(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)

@@ -11,10 +11,13 @@
 //! from there on (including `-h`) belongs to the booted app. One `--` is consumed.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::CommandFactory;
 use clap::Parser;
 use clap::Subcommand;
+use clap::ValueEnum;
+use clap::builder::NonEmptyStringValueParser;
 use clap::error::ErrorKind;
 
 const EXAMPLES: &str = "\
@@ -81,7 +84,8 @@ enum Alias {
         )]
         args: Vec<String>,
     },
-    /// List, show, export and verify stored sessions (never modifies a log).
+    /// List, show, export, verify and convert stored sessions (only `convert` writes, and
+    /// only to its destination store).
     #[command(after_help = SESSIONS_EXAMPLES)]
     Sessions {
         /// The profile whose persistence rows to use (default: headless).
@@ -108,7 +112,12 @@ Examples:
   dsh sessions list --json                 one JSON object per session and line
   dsh sessions show session-1              a readable transcript
   dsh sessions export session-1 > s.jsonl  the log as raw, unpacked dsh JSONL
-  dsh sessions verify                      check every stored log; exit 1 on a bad one";
+  dsh sessions verify                      check every stored log; exit 1 on a bad one
+  dsh sessions convert --to sqlite         copy every session into $DSH_HOME/sessions.sqlite
+  dsh sessions convert --to jsonl --root ./copy --id session-1
+                                           copy one session into JSONL files under ./copy
+  dsh sessions --patch profiles/examples/sqlite.patch.yml convert --to jsonl
+                                           copy the SQLite store into $DSH_HOME/sessions";
 
 /// What `dsh sessions` does.
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
@@ -134,6 +143,51 @@ pub enum SessionsAction {
         /// The session id (default: all).
         id: Option<String>,
     },
+    /// Copy sessions into a store of another format and verify each copy.
+    ///
+    /// Reads the profile's store and writes only the destination; a session the destination
+    /// already holds is skipped, never overwritten.
+    Convert {
+        /// The destination's format.
+        #[arg(long, value_enum, value_name = "format")]
+        to: StoreFormat,
+        /// With --to sqlite: the database file (default: $DSH_HOME/sessions.sqlite).
+        #[arg(long, value_name = "file")]
+        path: Option<PathBuf>,
+        /// With --to jsonl: the sessions root (default: $DSH_HOME/sessions).
+        #[arg(long, value_name = "dir")]
+        root: Option<PathBuf>,
+        /// Copy only this session (default: every session of the profile's store).
+        #[arg(long, value_name = "id", value_parser = NonEmptyStringValueParser::new())]
+        id: Option<String>,
+    },
+}
+
+/// The format of the store `dsh sessions convert` writes.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreFormat {
+    /// One SQLite database (dsh 0.1's schema 17).
+    Sqlite,
+    /// dsh 0.1's JSONL logs in zstd frames, one directory per session.
+    Jsonl,
+}
+
+impl StoreFormat {
+    /// The value as written after `--to`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Jsonl => "jsonl",
+        }
+    }
+
+    /// The location flag that goes with this format.
+    fn location_flag(self) -> &'static str {
+        match self {
+            Self::Sqlite => "--path <file>",
+            Self::Jsonl => "--root <dir>",
+        }
+    }
 }
 
 /// What the command line asks for.
@@ -232,6 +286,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Invocation, Usa
             if patches.iter().any(String::is_empty) {
                 return Err(usage("error: --patch needs a path"));
             }
+            check_convert(&action)?;
             Ok(Invocation::Sessions {
                 profile,
                 patches,
@@ -300,6 +355,41 @@ fn resolve(
         default_only: flags.dump_default_config,
         patches: flags.patch,
     })
+}
+
+/// `convert` takes `--path` only with `--to sqlite` and `--root` only with `--to jsonl`
+/// (a condition clap's derive cannot state); the error reads like clap's own.
+fn check_convert(action: &SessionsAction) -> Result<(), UsageError> {
+    let SessionsAction::Convert { to, path, root, .. } = action else {
+        return Ok(());
+    };
+    let misplaced = match to {
+        StoreFormat::Sqlite => root.is_some().then_some(StoreFormat::Jsonl),
+        StoreFormat::Jsonl => path.is_some().then_some(StoreFormat::Sqlite),
+    };
+    let Some(other) = misplaced else {
+        return Ok(());
+    };
+    let message = format!(
+        "the argument '{}' cannot be used with '--to {}'",
+        other.location_flag(),
+        to.name()
+    );
+    let mut command = Cli::command();
+    command.build();
+    let rendered = command
+        .find_subcommand_mut("sessions")
+        .and_then(|sessions| sessions.find_subcommand_mut("convert"))
+        .map_or_else(
+            || format!("error: {message}"),
+            |convert| {
+                convert
+                    .error(ErrorKind::ArgumentConflict, &message)
+                    .render()
+                    .to_string()
+            },
+        );
+    Err(usage(rendered.trim_end()))
 }
 
 /// The launcher's own help.
@@ -516,6 +606,105 @@ mod tests {
         );
         assert!(parse_args(&["sessions", "show"]).is_err());
         assert!(parse_args(&["sessions"]).is_err());
+    }
+
+    #[test]
+    fn sessions_convert_takes_a_format_a_location_and_an_id() {
+        let convert =
+            |to, path: Option<&str>, root: Option<&str>, id: Option<&str>| Invocation::Sessions {
+                profile: "headless".into(),
+                patches: vec!["sqlite.yml".into()],
+                action: SessionsAction::Convert {
+                    to,
+                    path: path.map(PathBuf::from),
+                    root: root.map(PathBuf::from),
+                    id: id.map(str::to_owned),
+                },
+            };
+        let cases: [(&[&str], Invocation); 4] = [
+            (
+                &["convert", "--to", "sqlite"],
+                convert(StoreFormat::Sqlite, None, None, None),
+            ),
+            (
+                &[
+                    "convert",
+                    "--to",
+                    "sqlite",
+                    "--path",
+                    "db.sqlite",
+                    "--id",
+                    "s1",
+                ],
+                convert(StoreFormat::Sqlite, Some("db.sqlite"), None, Some("s1")),
+            ),
+            (
+                &["convert", "--to=jsonl", "--root", "/srv/copy"],
+                convert(StoreFormat::Jsonl, None, Some("/srv/copy"), None),
+            ),
+            (
+                &["convert", "--id", "s1", "--to", "jsonl"],
+                convert(StoreFormat::Jsonl, None, None, Some("s1")),
+            ),
+        ];
+        for (rest, expected) in cases {
+            let args: Vec<&str> = ["sessions", "--patch", "sqlite.yml"]
+                .into_iter()
+                .chain(rest.iter().copied())
+                .collect();
+            assert_eq!(parse_args(&args).unwrap(), expected, "{rest:?}");
+        }
+        let Ok(Invocation::Print(help)) = parse_args(&["sessions", "convert", "--help"]) else {
+            panic!()
+        };
+        assert!(
+            help.contains("Usage: dsh sessions convert [OPTIONS] --to <format>"),
+            "{help}"
+        );
+        assert!(help.contains("[possible values: sqlite, jsonl]"), "{help}");
+        let Ok(Invocation::Print(help)) = parse_args(&["sessions", "--help"]) else {
+            panic!()
+        };
+        assert!(help.contains("dsh sessions convert --to sqlite"), "{help}");
+    }
+
+    #[test]
+    fn sessions_convert_refuses_the_other_formats_location() {
+        let cases: [(&[&str], &str); 5] = [
+            (
+                &["sessions", "convert"],
+                "error: the following required arguments were not provided:\n  --to <format>",
+            ),
+            (
+                &["sessions", "convert", "--to", "sqlite", "--root", "dir"],
+                "error: the argument '--root <dir>' cannot be used with '--to sqlite'\n\n\
+                 Usage: dsh sessions convert [OPTIONS] --to <format>",
+            ),
+            (
+                &[
+                    "sessions",
+                    "convert",
+                    "--to",
+                    "jsonl",
+                    "--path",
+                    "db.sqlite",
+                ],
+                "error: the argument '--path <file>' cannot be used with '--to jsonl'\n\n\
+                 Usage: dsh sessions convert [OPTIONS] --to <format>",
+            ),
+            (
+                &["sessions", "convert", "--to", "yaml"],
+                "error: invalid value 'yaml' for '--to <format>'",
+            ),
+            (
+                &["sessions", "convert", "--to", "sqlite", "--id", ""],
+                "error: a value is required for '--id <id>' but none was supplied",
+            ),
+        ];
+        for (args, expected) in cases {
+            let error = parse_args(args).unwrap_err().0;
+            assert!(error.starts_with(expected), "{args:?}: {error}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use dsh_compose::Registry;
 use dsh_kernel::DynPlugin;
 use dsh_persistence_jsonl::JsonlPersistencePlugin;
+use dsh_persistence_sqlite::SqlitePersistencePlugin;
 use dsh_session::SessionPlugin;
 
 /// The registry of built-in plugins.
@@ -18,6 +19,11 @@ pub fn registry() -> Registry {
         &mut registry,
         "dsh-persistence-jsonl",
         JsonlPersistencePlugin,
+    );
+    add(
+        &mut registry,
+        "dsh-persistence-sqlite",
+        SqlitePersistencePlugin,
     );
     registry
 }

@@ -314,7 +314,8 @@ fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     }
 }
 
-/// Creates the profile's directory and an empty (`[]`) `cordis.patch.yml` with a comment on
+/// Creates the profile's directory (and any missing parent, the home among them) private to
+/// the user (`0700`), and an empty (`[]`) `cordis.patch.yml` with a comment on
 /// how to use it, unless the file exists; an existing file is never touched.
 pub fn scaffold_profile(profile: &Profile) -> Result<(), ProfileError> {
     let failed = |path: &Path, error: io::Error| ProfileError::Scaffold {
@@ -325,7 +326,10 @@ pub fn scaffold_profile(profile: &Profile) -> Result<(), ProfileError> {
     if patch.exists() {
         return Ok(());
     }
-    fs::create_dir_all(&profile.dir).map_err(|error| failed(&profile.dir, error))?;
+    // The home holds every session: directories created here are private to the user.
+    std::os::unix::fs::DirBuilderExt::mode(fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&profile.dir)
+        .map_err(|error| failed(&profile.dir, error))?;
     match fs::OpenOptions::new()
         .write(true)
         .create_new(true)

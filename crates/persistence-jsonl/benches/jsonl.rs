@@ -23,7 +23,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use dsh_persistence::{Coordinator, CoordinatorOptions, SessionPersistence};
 use dsh_persistence_jsonl::{Compression, JsonlBackend, JsonlOptions};
 use dsh_session::{SessionEvent, SessionHeader};
-use dsh_test_support::turns::{PREAMBLE_EVENTS, TURN_EVENTS, long_session};
+use dsh_test_support::turns::long_session_batches;
 
 /// The allocator the `dsh` binary uses.
 #[global_allocator]
@@ -58,16 +58,7 @@ fn header() -> SessionHeader {
 
 /// The session split as a live session flushes it: the preamble, then one batch per turn.
 fn batches() -> (Vec<SessionEvent>, Vec<Vec<SessionEvent>>) {
-    let mut events = long_session(TURNS).into_iter();
-    let preamble = events.by_ref().take(PREAMBLE_EVENTS).collect();
-    let mut turns = Vec::new();
-    loop {
-        let batch: Vec<_> = events.by_ref().take(TURN_EVENTS).collect();
-        if batch.is_empty() {
-            return (preamble, turns);
-        }
-        turns.push(batch);
-    }
+    long_session_batches(TURNS)
 }
 
 fn write_session(root: &Path, compression: Compression) {

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use dsh_persistence::{Coordinator, CoordinatorOptions, SessionPersistence};
 use dsh_persistence_jsonl::{Compression, JsonlBackend, JsonlOptions};
 use dsh_session::SessionHeader;
-use dsh_test_support::turns::{PREAMBLE_EVENTS, TURN_EVENTS, long_session};
+use dsh_test_support::turns::long_session_batches;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -56,18 +56,14 @@ fn write(args: &[String]) -> Result<(), String> {
         let mut header = SessionHeader::new(id, 1_795_976_398_536).with_cwd("/srv/dsh-demo");
         header.delegation_depth = Some(0);
         store.create(header).await.map_err(|e| e.to_string())?;
-        let mut events = long_session(turns).into_iter();
-        let preamble: Vec<_> = events.by_ref().take(PREAMBLE_EVENTS).collect();
+        let (preamble, batches) = long_session_batches(turns);
         store
             .append(id, preamble)
             .await
             .map_err(|e| e.to_string())?;
-        loop {
-            let batch: Vec<_> = events.by_ref().take(TURN_EVENTS).collect();
-            if batch.is_empty() {
-                return Ok(());
-            }
+        for batch in batches {
             store.append(id, batch).await.map_err(|e| e.to_string())?;
         }
+        Ok(())
     })
 }

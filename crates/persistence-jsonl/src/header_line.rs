@@ -1,7 +1,7 @@
 //! The first line of a log: `{"type":"session","version":0,"id":…,"createdAt":…,…}`.
 
 use dsh_session::event::safe_u64;
-use dsh_session::header::SessionOrigin;
+use dsh_session::header::{SessionOrigin, version_refusal};
 use dsh_session::json::to_js_string;
 use dsh_session::{SESSION_FORMAT_VERSION, SessionHeader};
 use serde::Serialize;
@@ -72,26 +72,6 @@ impl HeaderProblem {
             Self::ForeignVersion(text) => text.clone(),
             Self::Retired => "session header uses retired policy baseline fields".into(),
         }
-    }
-}
-
-/// dsh's refusal of a log in another format version.
-pub fn version_refusal(id: &str, version: &Value) -> String {
-    let shown = to_js_string(version);
-    let newer = version
-        .as_f64()
-        .is_some_and(|v| v > SESSION_FORMAT_VERSION as f64);
-    if newer {
-        format!(
-            "session \"{id}\" uses log format v{shown}, but this harness reads only \
-             v{SESSION_FORMAT_VERSION}: the log was written by a newer harness — upgrade the \
-             harness to open it"
-        )
-    } else {
-        format!(
-            "session \"{id}\" uses log format v{shown}, older than the supported \
-             v{SESSION_FORMAT_VERSION}, and this build ships no upgrade path for it"
-        )
     }
 }
 

@@ -36,6 +36,20 @@ pub trait PersistenceBackend: Send + Sync + 'static {
         id: &str,
     ) -> Result<Option<StoredLog<Self::TornMarker>>, BackendError>;
 
+    /// The stored events of `id` with `seq >= from_seq`, and its header; `Ok(None)` when
+    /// nothing is stored. Backends that can seek to a seq override this full read.
+    async fn load_stored_from(
+        &self,
+        id: &str,
+        from_seq: u64,
+    ) -> Result<Option<(SessionHeader, Vec<SessionEvent>)>, BackendError> {
+        Ok(self.load_stored(id).await?.map(|stored| {
+            let mut events = stored.events;
+            events.retain(|event| event.seq >= from_seq);
+            (stored.header, events)
+        }))
+    }
+
     /// The current revision of `id`; `Ok(None)` when nothing is stored.
     async fn read_stored_revision(&self, id: &str) -> Result<Option<String>, BackendError>;
 

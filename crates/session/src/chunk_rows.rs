@@ -27,7 +27,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::data::{ChunkFields, EventData};
 use crate::event::{EnvelopeError, SessionEvent, SurfaceKeyOrder, safe_i64};
-use crate::json::MAX_SAFE_INTEGER;
+use crate::json::{MAX_SAFE_INTEGER, to_js_string};
 
 /// The fewest members a run needs to be packed; shorter runs are stored event by event.
 ///
@@ -114,6 +114,57 @@ impl PackedRow<'_> {
     /// How many events the row stores (at least one).
     pub fn member_count(&self) -> usize {
         self.members.len()
+    }
+
+    /// The row's `data` object as `JSON.stringify` writes it (what a database column holds).
+    pub fn data_json(&self) -> String {
+        to_js_string(&RowData(self))
+    }
+
+    /// The `len` members from `start` as a row of their own, borrowing this one; `None` when
+    /// the range is empty or out of bounds.
+    pub fn slice(&self, start: usize, len: usize) -> Option<PackedRow<'_>> {
+        let end = start
+            .checked_add(len)
+            .filter(|end| len > 0 && *end <= self.members.len())?;
+        let skipped: i64 = self.dt.get(..start)?.iter().sum();
+        Some(PackedRow {
+            kind: self.kind,
+            seq0: self.seq0 + start as u64,
+            time0: self.time0 + skipped,
+            turn: self.turn.clone(),
+            step: self.step.clone(),
+            index: self.index.clone(),
+            dt: self.dt.get(start..end - 1)?.to_vec(),
+            call: self.call.as_ref().map(|(id, name)| {
+                (
+                    Cow::Borrowed(id.as_ref()),
+                    name.as_ref().map(|name| Cow::Borrowed(name.as_ref())),
+                )
+            }),
+            members: self
+                .members
+                .get(start..end)?
+                .iter()
+                .map(|member| Cow::Borrowed(member.as_ref()))
+                .collect(),
+        })
+    }
+
+    /// A row from its parts as a database stores them: the tag's kind, `seq0`, `time0` and the
+    /// parsed `data` object, validated as strictly as a JSONL row.
+    pub fn from_data(
+        kind: ChunkKind,
+        seq0: i64,
+        time0: i64,
+        data: Value,
+    ) -> Result<PackedRow<'static>, ChunkRowError> {
+        let mut map = Map::with_capacity(4);
+        map.insert("type".into(), Value::String(kind.tag().into()));
+        map.insert("seq0".into(), Value::from(seq0));
+        map.insert("time0".into(), Value::from(time0));
+        map.insert("data".into(), data);
+        decode_row(kind, map)
     }
 
     /// A row that owns all its parts.
@@ -1387,6 +1438,47 @@ mod tests {
         }
         assert_eq!(kinds.len(), 3);
         assert!(rows > 100, "{rows} rows");
+    }
+
+    #[test]
+    fn a_slice_is_the_row_of_its_members_and_data_rebuilds_it() {
+        let events: Vec<SessionEvent> = (0..6)
+            .map(|k| {
+                tool_delta(
+                    10 + k,
+                    100 + 7 * i64::try_from(k).unwrap(),
+                    "call_1",
+                    Some("bash"),
+                    &format!("a{k}"),
+                )
+            })
+            .collect();
+        let records = pack_chunk_runs(&events);
+        let [StorageRecord::Packed(row)] = records.as_slice() else {
+            panic!("one row: {records:?}");
+        };
+        let middle = row.slice(2, 3).unwrap();
+        assert_eq!(
+            to_js_string(&middle),
+            to_js_string(&pack_chunk_runs(&events[2..5])[0])
+        );
+        assert_eq!(
+            middle.data_json(),
+            r#"{"turn":1,"step":1,"index":0,"dt":[7,7],"id":"call_1","name":"bash","args":["a2","a3","a4"]}"#
+        );
+        assert!(row.slice(4, 3).is_none() && row.slice(0, 0).is_none());
+
+        let data = serde_json::from_str(&middle.data_json()).unwrap();
+        let rebuilt = PackedRow::from_data(ChunkKind::ToolCall, 12, 114, data).unwrap();
+        let mut out = Vec::new();
+        rebuilt.into_events(&mut out);
+        assert_eq!(texts(&out), texts(&events[2..5]));
+        let error = PackedRow::from_data(ChunkKind::Text, 0, 0, json!({"turn": 1})).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("malformed text-chunks storage row")
+        );
     }
 
     proptest! {

@@ -116,6 +116,26 @@ impl SessionHeader {
     }
 }
 
+/// dsh's refusal of a log in another format version.
+pub fn version_refusal(id: &str, version: &serde_json::Value) -> String {
+    let shown = to_js_string(version);
+    let newer = version
+        .as_f64()
+        .is_some_and(|v| v > SESSION_FORMAT_VERSION as f64);
+    if newer {
+        format!(
+            "session \"{id}\" uses log format v{shown}, but this harness reads only \
+             v{SESSION_FORMAT_VERSION}: the log was written by a newer harness — upgrade the \
+             harness to open it"
+        )
+    } else {
+        format!(
+            "session \"{id}\" uses log format v{shown}, older than the supported \
+             v{SESSION_FORMAT_VERSION}, and this build ships no upgrade path for it"
+        )
+    }
+}
+
 /// Current time in epoch milliseconds.
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()

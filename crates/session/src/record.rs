@@ -148,13 +148,10 @@ pub fn decode_line_into(line: &[u8], out: &mut Vec<SessionEvent>) -> LineDecode 
             if let Some(text) = event.data.raw_text()
                 && !parses_as_value(text)
             {
-                let reason = "its data cannot be held: a lone UTF-16 surrogate escape or \
-                              nesting deeper than 128 levels"
-                    .to_owned();
                 return LineDecode::BadEnvelope {
                     seq,
                     closes_turn,
-                    reason,
+                    reason: UNHOLDABLE_DATA.to_owned(),
                 };
             }
             out.push(event);
@@ -166,6 +163,23 @@ pub fn decode_line_into(line: &[u8], out: &mut Vec<SessionEvent>) -> LineDecode 
             reason: error.reason,
         },
     }
+}
+
+/// Why a payload that is valid JSON cannot be held.
+const UNHOLDABLE_DATA: &str = "its data cannot be held: a lone UTF-16 surrogate escape or \
+                               nesting deeper than 128 levels";
+
+/// A payload from its stored JSON text (a database column), kept as text until read.
+///
+/// Fails when the text is not one JSON value, or holds what this harness cannot (a lone
+/// UTF-16 surrogate escape, nesting deeper than 128 levels).
+pub fn data_from_json_text(text: String) -> Result<EventData, String> {
+    let raw =
+        RawValue::from_string(text).map_err(|error| format!("its data is not JSON: {error}"))?;
+    if !parses_as_value(raw.get()) {
+        return Err(UNHOLDABLE_DATA.to_owned());
+    }
+    Ok(EventData::from_raw(raw))
 }
 
 /// Whether JSON `text` also parses into a [`Value`], which refuses lone surrogate escapes and
@@ -284,5 +298,21 @@ mod tests {
             decode(&deep).0,
             LineDecode::BadEnvelope { seq: 4, .. }
         ));
+    }
+
+    #[test]
+    fn data_text_from_a_column_is_checked_and_kept_as_text() {
+        let data = data_from_json_text(r#"{"b":1,"a":[2.50,"x"]}"#.to_owned()).unwrap();
+        assert_eq!(data.raw_text(), Some(r#"{"b":1,"a":[2.50,"x"]}"#));
+        assert_eq!(data["a"][1], "x");
+        assert!(
+            data_from_json_text("{".to_owned())
+                .unwrap_err()
+                .starts_with("its data is not JSON")
+        );
+        assert_eq!(
+            data_from_json_text(r#"["\ud800"]"#.to_owned()).unwrap_err(),
+            UNHOLDABLE_DATA
+        );
     }
 }

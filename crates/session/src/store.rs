@@ -369,10 +369,15 @@ impl SessionStore {
 /// A fresh id like dsh's: `session-` and a random (version 4) UUID, so ids minted by
 /// different processes sharing one store do not collide.
 pub fn mint_session_id() -> String {
+    format!("session-{}", random_uuid())
+}
+
+/// A random (version 4) UUID in its lowercase text form.
+pub fn random_uuid() -> String {
     let high = fastrand::u64(..);
     let low = fastrand::u64(..);
     format!(
-        "session-{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
         high >> 32,
         (high >> 16) & 0xffff,
         high & 0x0fff,

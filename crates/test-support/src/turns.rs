@@ -178,6 +178,20 @@ pub fn long_session(turns: u64) -> Vec<SessionEvent> {
     builder.finish()
 }
 
+/// [`long_session`] split as a live session flushes it: the preamble, then one batch per turn.
+pub fn long_session_batches(turns: u64) -> (Vec<SessionEvent>, Vec<Vec<SessionEvent>>) {
+    let mut events = long_session(turns).into_iter();
+    let preamble = events.by_ref().take(PREAMBLE_EVENTS).collect();
+    let mut batches = Vec::new();
+    loop {
+        let batch: Vec<_> = events.by_ref().take(TURN_EVENTS).collect();
+        if batch.is_empty() {
+            return (preamble, batches);
+        }
+        batches.push(batch);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,15 @@
-//! `dsh sessions`: list, show, export and verify stored sessions.
+//! `dsh sessions`: list, show, export, verify and convert stored sessions.
 //!
 //! Boots only the session store and persistence rows of the chosen profile, so the same
-//! `--profile`/`--patch` that pick a store for a run pick it here. Nothing here writes to a
-//! log: reads go through `inspect`/`read_from`, which repair torn tails and open turns in
-//! memory only.
+//! `--profile`/`--patch` that pick a store for a run pick it here. Nothing here writes to the
+//! profile's store: reads go through `inspect`/`read_from`, which repair torn tails and open
+//! turns in memory only. `convert` writes, but only to the destination store it builds.
 
+mod convert;
+mod destination;
 mod transcript;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -18,6 +21,7 @@ use dsh_persistence_jsonl::header_line::header_line;
 use dsh_session::Canonical;
 use dsh_session::json::to_js_string;
 
+use self::destination::Destination;
 use crate::args::SessionsAction;
 use crate::builtins;
 use crate::output;
@@ -54,9 +58,9 @@ pub fn run(profile: &str, patches: &[String], action: &SessionsAction) -> anyhow
             Ok(_) => match kernel.root().get(&SESSION_PERSISTENCE) {
                 None => Err(anyhow::anyhow!(
                     "profile \"{profile}\" has no session persistence row (such as \
-                     session-persistence-jsonl)"
+                     session-persistence-jsonl or session-persistence-sqlite)"
                 )),
-                Some(store) => act(store.as_ref(), action).await,
+                Some(store) => act(store.as_ref(), action, prepared.home.root()).await,
             },
         };
         kernel.shutdown().await;
@@ -64,7 +68,11 @@ pub fn run(profile: &str, patches: &[String], action: &SessionsAction) -> anyhow
     })
 }
 
-async fn act(store: &dyn SessionPersistence, action: &SessionsAction) -> anyhow::Result<i32> {
+async fn act(
+    store: &dyn SessionPersistence,
+    action: &SessionsAction,
+    home: &Path,
+) -> anyhow::Result<i32> {
     match action {
         SessionsAction::List { json } => list(store, *json).await,
         SessionsAction::Show { id } => {
@@ -84,6 +92,12 @@ async fn act(store: &dyn SessionPersistence, action: &SessionsAction) -> anyhow:
             Ok(0)
         }
         SessionsAction::Verify { id } => verify(store, id.as_deref()).await,
+        SessionsAction::Convert { to, path, root, id } => {
+            let cwd = std::env::current_dir().context("cannot read the working directory")?;
+            let location = path.as_deref().or(root.as_deref());
+            let destination = Destination::open(*to, location, home, &cwd)?;
+            convert::convert(store, &destination, id.as_deref()).await
+        }
     }
 }
 

@@ -319,3 +319,53 @@ fn a_home_that_cannot_be_written_still_dumps_with_a_warning() {
         run.stderr
     );
 }
+
+/// The shipped SQLite overlay (`profiles/examples/sqlite.patch.yml`), as an absolute path.
+pub(super) fn sqlite_overlay() -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/examples/sqlite.patch.yml"
+    );
+    display(&std::fs::canonicalize(path).unwrap())
+}
+
+#[test]
+fn the_sqlite_overlay_swaps_the_jsonl_store_for_the_sqlite_one() {
+    let sandbox = Sandbox::new();
+    let overlay = sqlite_overlay();
+    let run = sandbox.run(&[
+        "--profile",
+        "headless",
+        "--dump-config",
+        "--patch",
+        &overlay,
+    ]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    assert!(run.stdout.contains(&overlay), "{}", run.stdout);
+    let ids = row_ids(&run.stdout);
+    assert_eq!(ids.last().unwrap(), "session-persistence-sqlite");
+    assert!(ids.contains(&"session-persistence-jsonl".to_owned()));
+    assert!(
+        run.stdout.contains(&format!(
+            "# == dsh-base, patched by {overlay}\n- id: session-persistence-jsonl\n  \
+             name: dsh-persistence-jsonl\n  config:\n    root: !!js dshHomePath('sessions')\n  \
+             disabled: true\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.ends_with(&format!(
+            "# == {overlay}\n- id: session-persistence-sqlite\n  name: dsh-persistence-sqlite\n  \
+             config:\n    path: !!js dshHomePath('sessions.sqlite')\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    // The checkout's location is not part of the snapshot.
+    insta::assert_snapshot!(
+        "headless_sqlite_dump",
+        run.stdout
+            .replace(&overlay, "<profiles/examples/sqlite.patch.yml>")
+    );
+}

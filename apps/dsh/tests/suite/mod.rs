@@ -2,4 +2,5 @@ mod boot;
 mod dump;
 mod launcher;
 mod sessions;
+mod sessions_sqlite;
 mod support;

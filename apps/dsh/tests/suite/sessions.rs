@@ -22,15 +22,15 @@ use super::support::display;
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dsh-0.1.1");
 const ZSTD_FIXTURE: &str = "01-zstd-default-one-bash";
 const RAW_FIXTURE: &str = "02-raw-jsonl-two-bash";
-const ZSTD_ID: &str = "session-04d35f8c-088e-43c0-8e5d-9e3b111b62fa";
-const RAW_ID: &str = "session-02adef58-77ad-4dd6-a853-cf5d434762f2";
-const PROJECT: &str = "--srv-dsh-demo--";
+pub(super) const ZSTD_ID: &str = "session-04d35f8c-088e-43c0-8e5d-9e3b111b62fa";
+pub(super) const RAW_ID: &str = "session-02adef58-77ad-4dd6-a853-cf5d434762f2";
+pub(super) const PROJECT: &str = "--srv-dsh-demo--";
 
 /// Points the headless profile's JSONL store (same root) at raw, uncompressed logs.
 const RAW_PATCH: &str = "- id: session-persistence-jsonl\n  config:\n    root: !!js dshHomePath('sessions')\n    compression: none\n";
 
 /// `dsh sessions --patch raw.yml <rest>` (the patch is written by [`raw_sandbox`]).
-fn raw_args<'a>(rest: &[&'a str]) -> Vec<&'a str> {
+pub(super) fn raw_args<'a>(rest: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["sessions", "--patch", "raw.yml"];
     args.extend_from_slice(rest);
     args
@@ -75,12 +75,12 @@ fn decoded_zstd_fixture() -> String {
     std::fs::read_to_string(fixture_path(ZSTD_FIXTURE, "session.decoded.jsonl")).unwrap()
 }
 
-fn raw_fixture_text() -> String {
+pub(super) fn raw_fixture_text() -> String {
     std::fs::read_to_string(raw_fixture_log()).unwrap()
 }
 
 /// A sandbox whose `DSH_HOME` holds the zstd fixture (the default profile reads it).
-fn zstd_sandbox() -> Sandbox {
+pub(super) fn zstd_sandbox() -> Sandbox {
     let sandbox = Sandbox::new();
     copy_tree(
         &fixture_path(ZSTD_FIXTURE, "home/sessions"),
@@ -90,7 +90,7 @@ fn zstd_sandbox() -> Sandbox {
 }
 
 /// A sandbox whose `DSH_HOME` holds the raw fixture, with `work/raw.yml` = [`RAW_PATCH`].
-fn raw_sandbox() -> Sandbox {
+pub(super) fn raw_sandbox() -> Sandbox {
     let sandbox = Sandbox::new();
     copy_tree(
         &fixture_path(RAW_FIXTURE, "home/sessions"),
@@ -102,7 +102,7 @@ fn raw_sandbox() -> Sandbox {
 
 /// A sandbox with `text` as the raw log of session `id` (cwd `/srv/dsh-demo`), and
 /// `work/raw.yml`.
-fn raw_log_sandbox(id: &str, text: &str) -> Sandbox {
+pub(super) fn raw_log_sandbox(id: &str, text: &str) -> Sandbox {
     let sandbox = Sandbox::new();
     sandbox.write(&format!("home/sessions/{PROJECT}/{id}/session.jsonl"), text);
     sandbox.write("work/raw.yml", RAW_PATCH);
@@ -151,7 +151,7 @@ fn tree(sandbox: &Sandbox) -> Tree {
 
 /// Runs dsh and fails unless every file under the sandbox (logs included) is byte for byte
 /// and timestamp for timestamp what it was, and no file or directory appeared or vanished.
-fn dsh(sandbox: &Sandbox, args: &[&str]) -> Run {
+pub(super) fn dsh(sandbox: &Sandbox, args: &[&str]) -> Run {
     let before = tree(sandbox);
     let run = sandbox.run(args);
     let after = tree(sandbox);
@@ -170,7 +170,11 @@ fn dsh(sandbox: &Sandbox, args: &[&str]) -> Run {
 
 /// Runs `list`, `list --json`, `show`, `export`, `verify` and `verify <id>` (each checked by
 /// [`dsh`]) and returns the runs by name.
-fn every_command(sandbox: &Sandbox, prefix: &[&str], id: &str) -> BTreeMap<&'static str, Run> {
+pub(super) fn every_command(
+    sandbox: &Sandbox,
+    prefix: &[&str],
+    id: &str,
+) -> BTreeMap<&'static str, Run> {
     let commands: [(&'static str, Vec<&str>); 6] = [
         ("list", vec!["list"]),
         ("list --json", vec!["list", "--json"]),
@@ -188,7 +192,7 @@ fn every_command(sandbox: &Sandbox, prefix: &[&str], id: &str) -> BTreeMap<&'sta
         .collect()
 }
 
-fn assert_ok(run: &Run) {
+pub(super) fn assert_ok(run: &Run) {
     assert_eq!(
         (run.code, run.stderr.as_str()),
         (Some(0), ""),
@@ -412,7 +416,7 @@ fn export_through_seq(export: &str, last: u64) -> String {
 }
 
 /// `text` without its last `n` lines.
-fn drop_last_lines(text: &str, n: usize) -> String {
+pub(super) fn drop_last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = lines[..lines.len() - n].join("\n");
     out.push('\n');
@@ -556,7 +560,7 @@ fn a_profile_without_a_persistence_row_is_refused_before_or_after_sessions() {
         assert_eq!(
             run.stderr,
             "dsh: profile \"bare\" has no session persistence row (such as \
-             session-persistence-jsonl)\n"
+             session-persistence-jsonl or session-persistence-sqlite)\n"
         );
     }
 }
@@ -787,7 +791,7 @@ fn list_prints_id_created_cwd_and_events() {
 }
 
 /// A raw store holding the raw fixture and the export of the zstd fixture.
-fn two_session_raw_sandbox() -> Sandbox {
+pub(super) fn two_session_raw_sandbox() -> Sandbox {
     let zstd = zstd_sandbox();
     let export = dsh(&zstd, &["sessions", "export", ZSTD_ID]);
     assert_ok(&export);
@@ -879,7 +883,7 @@ fn show_renders_the_raw_fixture() {
 // ---------------------------------------------------------------------------------------
 
 /// Every export line lists its keys in dsh's order.
-fn assert_canonical_key_order(export: &str) {
+pub(super) fn assert_canonical_key_order(export: &str) {
     const ORDER: [&str; 7] = [
         "type",
         "seq",
@@ -968,7 +972,7 @@ fn export_expands_reasoning_and_tool_call_rows_too() {
 
 /// A small raw log with plugin payloads exactly as JavaScript's `JSON.stringify` writes
 /// them (escapes, key order, integers), and an unknown event marked ignorable.
-const PLUGIN_LOG: &str = concat!(
+pub(super) const PLUGIN_LOG: &str = concat!(
     r#"{"type":"session","version":0,"id":"session-plugin","createdAt":1795976399653,"cwd":"/srv/dsh-demo","delegationDepth":0}"#,
     "\n",
     r#"{"type":"turn/start","seq":0,"time":1795976399660,"data":{"turn":1}}"#,

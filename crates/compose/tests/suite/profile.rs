@@ -63,11 +63,16 @@ fn profile_names_that_cannot_be_a_directory_are_rejected() {
 #[test]
 fn a_template_profile_is_scaffolded_once_and_user_edits_are_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let home = DshHome::new(dir.path().to_path_buf());
+    let home = DshHome::new(dir.path().join("home"));
     let profile = load_profile(&home, &catalog(), "headless").unwrap();
     assert_eq!(profile.bundles, ["dsh-base", "dsh-headless"]);
     assert!(!profile.dir.exists(), "resolving writes nothing");
     scaffold_profile(&profile).unwrap();
+    for created in [dir.path().join("home"), profile.dir.clone()] {
+        let mode =
+            std::os::unix::fs::PermissionsExt::mode(&fs::metadata(&created).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o700, "{} is private", created.display());
+    }
     let patch = profile.patch_path();
     let template = fs::read_to_string(&patch).unwrap();
     assert!(template.ends_with("[]\n"), "{template}");

@@ -9,13 +9,15 @@ use dsh_persistence::{PersistenceError, SessionPersistence};
 use dsh_persistence_jsonl::Compression;
 use dsh_persistence_jsonl::header_line::header_line;
 use dsh_session::chunk_rows::pack_chunk_runs;
-use dsh_session::json::{MAX_SAFE_INTEGER, to_js_string};
+use dsh_session::json::to_js_string;
 use dsh_session::repair::interrupted_turn_closers;
-use dsh_session::{SessionEvent, SessionHeader, SurfaceOp};
+use dsh_session::{SessionEvent, SessionHeader};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+use dsh_test_support::plans::{Plan, config, events_of, plan};
 
 use super::support::{split_frames, store, texts};
 
@@ -186,165 +188,6 @@ async fn a_double_with_seventeen_significant_digits_reopens_byte_identical() {
     assert_eq!(to_js_string(&stored[0]), to_js_string(&event));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Generation: batches of items, each item one event or a run of delta chunks.
-
-/// One generated piece of a batch.
-#[derive(Debug, Clone)]
-enum Item {
-    /// `turn/start`, `step/start`, `step/end` or `turn/end`.
-    Boundary {
-        kind: &'static str,
-        turn: u64,
-        step: u64,
-    },
-    /// A run of delta chunks of one block; packed when long enough and pack is on.
-    Run {
-        kind: Delta,
-        turn: u64,
-        step: u64,
-        index: u64,
-        gaps: Vec<i64>,
-        parts: Vec<String>,
-    },
-    /// A plugin event with an arbitrary payload; unknown types are marked ignorable.
-    Plugin {
-        kind: &'static str,
-        data: Value,
-        ignorable: bool,
-    },
-    /// A user message on the surface.
-    User { text: String },
-    /// A chunk outside the packing whitelist (stored verbatim).
-    OddChunk { chunk: Value },
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Delta {
-    Text,
-    Reasoning,
-    /// A tool call; `named` says whether every member carries the name, or only the first.
-    ToolCall {
-        call: u8,
-        named: bool,
-    },
-}
-
-const PLUGIN_TYPES: [&str; 8] = [
-    "goal/change",
-    "hook/result",
-    "command/run",
-    "compaction/start",
-    "todo/write",
-    "session/title",
-    "llm/retry",
-    "future/plugin-event",
-];
-
-fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        max_shrink_iters: 256,
-        ..ProptestConfig::default()
-    }
-}
-
-fn compression() -> impl Strategy<Value = Compression> {
-    prop_oneof![Just(Compression::None), Just(Compression::Zstd)]
-}
-
-/// Batches of items, with the first event's time.
-fn plan(batches: std::ops::Range<usize>) -> impl Strategy<Value = Plan> {
-    (
-        -1_000_000_000_000_i64..10_000_000_000_000,
-        prop::collection::vec(prop::collection::vec(item(), 1..6), batches),
-    )
-        .prop_map(|(time0, batches)| Plan { time0, batches })
-}
-
-#[derive(Debug, Clone)]
-struct Plan {
-    time0: i64,
-    batches: Vec<Vec<Item>>,
-}
-
-impl Plan {
-    fn len(&self) -> usize {
-        self.batches.len()
-    }
-}
-
-fn item() -> impl Strategy<Value = Item> {
-    prop_oneof![
-        2 => (prop::sample::select(vec!["turn/start", "step/start", "step/end", "turn/end"]), 1..4_u64, 1..4_u64)
-            .prop_map(|(kind, turn, step)| Item::Boundary { kind, turn, step }),
-        4 => (delta(), 1..4_u64, 1..4_u64, 0..3_u64, prop::collection::vec((-3..2000_i64, text()), 1..9))
-            .prop_map(|(kind, turn, step, index, members)| {
-                let (gaps, parts) = members.into_iter().unzip();
-                Item::Run { kind, turn, step, index, gaps, parts }
-            }),
-        3 => (prop::sample::select(PLUGIN_TYPES.to_vec()), json_value(), any::<bool>())
-            .prop_map(|(kind, data, flag)| Item::Plugin {
-                kind,
-                data,
-                ignorable: flag || kind == "future/plugin-event",
-            }),
-        1 => text().prop_map(|text| Item::User { text }),
-        1 => prop_oneof![
-            (0..3_u64).prop_map(|index| json!({"type": "block-start", "index": index, "blockType": "text"})),
-            (text(), json_value()).prop_map(|(text, extra)| json!({"type": "text-delta", "index": 0, "text": text, "extra": extra})),
-            text().prop_map(|text| json!({"index": 0, "type": "text-delta", "text": text})),
-        ]
-        .prop_map(|chunk| Item::OddChunk { chunk }),
-    ]
-}
-
-fn delta() -> impl Strategy<Value = Delta> {
-    prop_oneof![
-        Just(Delta::Text),
-        Just(Delta::Reasoning),
-        (0..2_u8, any::<bool>()).prop_map(|(call, named)| Delta::ToolCall { call, named }),
-    ]
-}
-
-/// Short text of any characters: control characters, quotes, non-BMP, newlines.
-fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        prop::collection::vec(any::<char>(), 0..10).prop_map(String::from_iter),
-        "[a-z \"\\\\\n\u{2028}é😀]{0,12}",
-    ]
-}
-
-/// Arbitrary JSON: nested objects and arrays, unicode keys and strings, safe integers, short
-/// decimals and any finite double.
-fn json_value() -> impl Strategy<Value = Value> {
-    let max = i64::try_from(MAX_SAFE_INTEGER).unwrap();
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        (-max..=max).prop_map(Value::from),
-        (-1_000_000_i64..1_000_000, -8..=8_i32).prop_map(|(mantissa, exponent)| {
-            json!(format!("{mantissa}e{exponent}").parse::<f64>().unwrap())
-        }),
-        any::<u64>()
-            .prop_map(f64::from_bits)
-            .prop_filter("JSON carries finite numbers, and -0 is refused", |x| {
-                x.is_finite() && !(*x == 0.0 && x.is_sign_negative())
-            })
-            .prop_map(|x| json!(x)),
-        text().prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec((text(), inner), 0..4).prop_map(|entries| Value::Object(
-                entries.into_iter().collect::<Map<String, Value>>()
-            )),
-        ]
-    })
-}
-
 /// What a plan wrote.
 struct Written {
     path: PathBuf,
@@ -408,6 +251,10 @@ impl Written {
     }
 }
 
+fn compression() -> impl Strategy<Value = Compression> {
+    prop_oneof![Just(Compression::None), Just(Compression::Zstd)]
+}
+
 /// Creates the session and appends each batch of the plan; records the file size after each.
 async fn write(root: &Path, compression: Compression, pack: bool, plan: &Plan) -> Written {
     let header = SessionHeader::new(ID, 1_795_976_398_536).with_cwd("/srv/dsh-demo");
@@ -426,90 +273,6 @@ async fn write(root: &Path, compression: Compression, pack: bool, plan: &Plan) -
         batches,
         sizes,
     }
-}
-
-/// The events of each batch, seqs contiguous from 0.
-fn events_of(plan: &Plan) -> Vec<Vec<SessionEvent>> {
-    let mut seq = 0;
-    let mut time = plan.time0;
-    let mut next = |kind: &str, data: Value, gap: i64| {
-        time += gap;
-        let event = SessionEvent::new(kind, seq, time, data);
-        seq += 1;
-        event
-    };
-    let mut users = 0;
-    let mut batches = Vec::new();
-    for items in &plan.batches {
-        let mut batch = Vec::new();
-        for item in items {
-            match item {
-                Item::Boundary { kind, turn, step } => {
-                    let data = match *kind {
-                        "turn/start" => json!({"turn": turn}),
-                        "turn/end" => json!({"turn": turn, "reason": {"kind": "completed"}}),
-                        _ => json!({"turn": turn, "step": step}),
-                    };
-                    batch.push(next(kind, data, 1));
-                }
-                Item::Run {
-                    kind,
-                    turn,
-                    step,
-                    index,
-                    gaps,
-                    parts,
-                } => {
-                    for (k, (gap, part)) in gaps.iter().zip(parts).enumerate() {
-                        let chunk = match kind {
-                            Delta::Text => {
-                                json!({"type": "text-delta", "index": index, "text": part})
-                            }
-                            Delta::Reasoning => {
-                                json!({"type": "reasoning-delta", "index": index, "text": part})
-                            }
-                            Delta::ToolCall { call, named } => {
-                                let id = format!("call_{call}");
-                                if *named || k == 0 {
-                                    json!({"type": "tool-call-delta", "index": index, "id": id, "name": "bash", "argumentsDelta": part})
-                                } else {
-                                    json!({"type": "tool-call-delta", "index": index, "id": id, "argumentsDelta": part})
-                                }
-                            }
-                        };
-                        let data = json!({"turn": turn, "step": step, "chunk": chunk});
-                        batch.push(next("assistant/chunk", data, *gap));
-                    }
-                }
-                Item::Plugin {
-                    kind,
-                    data,
-                    ignorable,
-                } => {
-                    let mut event = next(kind, data.clone(), 3);
-                    event.ignorable = *ignorable;
-                    batch.push(event);
-                }
-                Item::User { text } => {
-                    users += 1;
-                    let data = json!({"content": [{"type": "text", "text": text}], "source": {"kind": "user"},
-                        "role": "user", "id": format!("user-{users}")});
-                    let mut event = next("user/message", data, 1);
-                    event.surface_op = Some(SurfaceOp::Append);
-                    batch.push(event);
-                }
-                Item::OddChunk { chunk } => {
-                    batch.push(next(
-                        "assistant/chunk",
-                        json!({"turn": 1, "step": 1, "chunk": chunk}),
-                        0,
-                    ));
-                }
-            }
-        }
-        batches.push(batch);
-    }
-    batches
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -414,17 +414,13 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
         id: &str,
         from_seq: u64,
     ) -> Result<Vec<SessionEvent>, PersistenceError> {
-        let stored = self
+        let (_, events) = self
             .backend
-            .load_stored(id)
+            .load_stored_from(id, from_seq)
             .await
             .map_err(|error| from_backend(id, error))?
             .ok_or_else(|| PersistenceError::NotFound(id.to_owned()))?;
-        Ok(stored
-            .events
-            .into_iter()
-            .filter(|event| event.seq >= from_seq)
-            .collect())
+        Ok(events)
     }
 
     async fn list(&self) -> Result<Vec<SessionHeader>, PersistenceError> {

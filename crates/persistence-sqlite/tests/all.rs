@@ -1,0 +1,12 @@
+//! Integration tests of the SQLite backend: the shared persistence contract (run against the
+//! JSONL backend too), a differential test against JSONL, dsh 0.1.1's own database, the
+//! schema refusals, the row format, torn tails and a killed writer.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod suite;
