@@ -996,16 +996,18 @@ fn export_keeps_plugin_payloads_and_the_ignorable_flag() {
     assert_eq!(verify.stdout, "ok\tsession-plugin\t4 events\n");
 }
 
+/// A raw log of session `session-floats` whose numbers are each what JavaScript's
+/// JSON.stringify prints for it (checked with node), so a lossless reader prints them back.
+pub(super) const FLOAT_LOG: &str = concat!(
+    r#"{"type":"session","version":0,"id":"session-floats","createdAt":1,"cwd":"/srv/dsh-demo","delegationDepth":0}"#,
+    "\n",
+    r#"{"type":"goal/change","seq":0,"time":1,"data":{"n":[2.5,0.1,1e+21,1.5e-7,0.30000000000000004,0.009729743003845215,7.938960790634156e-14,4.1779613494873047e-13,123456789012345680000]}}"#,
+    "\n",
+);
+
 #[test]
 fn export_keeps_float_payloads_exact() {
-    // Each number is what JavaScript's JSON.stringify prints for it (checked with node), so
-    // a lossless reader prints it back unchanged.
-    let log = concat!(
-        r#"{"type":"session","version":0,"id":"session-floats","createdAt":1,"cwd":"/srv/dsh-demo","delegationDepth":0}"#,
-        "\n",
-        r#"{"type":"goal/change","seq":0,"time":1,"data":{"n":[2.5,0.1,1e+21,1.5e-7,0.30000000000000004,0.009729743003845215,7.938960790634156e-14,4.1779613494873047e-13,123456789012345680000]}}"#,
-        "\n",
-    );
+    let log = FLOAT_LOG;
     let sandbox = raw_log_sandbox("session-floats", log);
     let run = dsh(&sandbox, &raw_args(&["export", "session-floats"]));
     assert_ok(&run);

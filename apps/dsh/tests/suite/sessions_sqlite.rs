@@ -17,6 +17,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use serde_json::json;
 
+use super::sessions::FLOAT_LOG;
 use super::sessions::PLUGIN_LOG;
 use super::sessions::PROJECT;
 use super::sessions::RAW_ID;
@@ -604,16 +605,10 @@ fn plugin_payloads_and_the_ignorable_flag_survive() {
 
 #[test]
 fn float_payloads_survive_exactly() {
-    let log = concat!(
-        r#"{"type":"session","version":0,"id":"session-floats","createdAt":1,"cwd":"/srv/dsh-demo","delegationDepth":0}"#,
-        "\n",
-        r#"{"type":"goal/change","seq":0,"time":1,"data":{"n":[2.5,0.1,1e+21,1.5e-7,0.30000000000000004,0.009729743003845215,7.938960790634156e-14,4.1779613494873047e-13,123456789012345680000]}}"#,
-        "\n",
-    );
-    let sandbox = raw_log_sandbox("session-floats", log);
+    let sandbox = raw_log_sandbox("session-floats", FLOAT_LOG);
     assert_round_trip(&sandbox, "session-floats", 1);
     let export = dsh(&sandbox, &sqlite_args(&["export", "session-floats"]));
-    assert_eq!(export.stdout, log);
+    assert_eq!(export.stdout, FLOAT_LOG);
 }
 
 /// A raw log of one turn whose step streams `deltas` text deltas (one run of chunks across
