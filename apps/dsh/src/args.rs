@@ -97,6 +97,18 @@ enum Alias {
         #[command(subcommand)]
         action: SessionsAction,
     },
+    /// List the tools a profile gives the model, or run one call through the tool pipeline.
+    #[command(after_help = TOOLS_EXAMPLES)]
+    Tools {
+        /// The profile whose tool rows to boot (default: headless).
+        #[arg(long, value_name = "name")]
+        profile: Option<String>,
+        /// Extra patch-list layer, as for the launcher (repeatable).
+        #[arg(long, value_name = "path")]
+        patch: Vec<String>,
+        #[command(subcommand)]
+        action: ToolsAction,
+    },
     /// Manage a profile's plugins (dsh 0.1 installs npm packages; this dsh compiles its
     /// plugins in).
     #[command(disable_help_flag = true)]
@@ -118,6 +130,34 @@ Examples:
                                            copy one session into JSONL files under ./copy
   dsh sessions --patch profiles/examples/sqlite.patch.yml convert --to jsonl
                                            copy the SQLite store into $DSH_HOME/sessions";
+
+const TOOLS_EXAMPLES: &str = "\
+Examples:
+  dsh tools list                           the headless profile's tools, one line each
+  dsh tools list --json                    every tool with its full parameter schema
+  dsh tools call bash '{\"command\":\"ls\",\"description\":\"List files\"}'
+                                           run one call; print what the model would read";
+
+/// What `dsh tools` does.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum ToolsAction {
+    /// List the tools: names and one-line descriptions.
+    List {
+        /// One JSON object per tool and line: name, description, parameters.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one call through the whole tool pipeline, outside any model turn, and print the
+    /// text the model would receive. Exit 0 when the call produced a result (a nonzero
+    /// shell exit is a result), 1 when the tool failed.
+    Call {
+        /// The tool name.
+        name: String,
+        /// The arguments, as one JSON object.
+        #[arg(value_name = "json args")]
+        arguments: String,
+    },
+}
 
 /// What `dsh sessions` does.
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
@@ -220,6 +260,15 @@ pub enum Invocation {
         /// What to do.
         action: SessionsAction,
     },
+    /// List or call tools.
+    Tools {
+        /// The profile whose tool rows are booted.
+        profile: String,
+        /// `--patch` paths as given, in order.
+        patches: Vec<String>,
+        /// What to do.
+        action: ToolsAction,
+    },
     /// Print this text on stdout and exit 0 (help or version).
     Print(String),
 }
@@ -236,7 +285,7 @@ fn usage(message: impl Into<String>) -> UsageError {
 /// Parses the command line (without the program name... or with it: `argv[0]` is skipped).
 pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Invocation, UsageError> {
     let argv: Vec<OsString> = argv.into_iter().collect();
-    if let Some(text) = sessions_help(&argv) {
+    if let Some(text) = subcommand_help(&argv) {
         return Ok(Invocation::Print(text));
     }
     let cli = match Cli::try_parse_from(argv) {
@@ -265,29 +314,23 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Invocation, Usa
             patch,
             action,
         }) => {
-            if cli.launch.dump_config || cli.launch.dump_default_config {
-                return Err(usage(
-                    "error: sessions takes no --dump-config or --dump-default-config",
-                ));
-            }
-            let profile = match (cli.profile, profile) {
-                (Some(_), Some(_)) => {
-                    return Err(usage(
-                        "error: give --profile once, before or after `sessions`",
-                    ));
-                }
-                (Some(name), None) | (None, Some(name)) => name,
-                (None, None) => "headless".to_owned(),
-            };
-            if profile.is_empty() {
-                return Err(usage("error: --profile needs a name"));
-            }
-            let patches: Vec<String> = cli.launch.patch.into_iter().chain(patch).collect();
-            if patches.iter().any(String::is_empty) {
-                return Err(usage("error: --patch needs a path"));
-            }
+            let (profile, patches) =
+                subcommand_profile("sessions", cli.profile, cli.launch, profile, patch)?;
             check_convert(&action)?;
             Ok(Invocation::Sessions {
+                profile,
+                patches,
+                action,
+            })
+        }
+        Some(Alias::Tools {
+            profile,
+            patch,
+            action,
+        }) => {
+            let (profile, patches) =
+                subcommand_profile("tools", cli.profile, cli.launch, profile, patch)?;
+            Ok(Invocation::Tools {
                 profile,
                 patches,
                 action,
@@ -357,6 +400,39 @@ fn resolve(
     })
 }
 
+/// The profile and patches of `dsh [flags] <subcommand> [flags]`: `--profile` once, before or
+/// after the subcommand (default `headless`), patches from both places in order.
+fn subcommand_profile(
+    subcommand: &str,
+    before: Option<String>,
+    launch: LaunchFlags,
+    after: Option<String>,
+    patch: Vec<String>,
+) -> Result<(String, Vec<String>), UsageError> {
+    if launch.dump_config || launch.dump_default_config {
+        return Err(usage(format!(
+            "error: {subcommand} takes no --dump-config or --dump-default-config"
+        )));
+    }
+    let profile = match (before, after) {
+        (Some(_), Some(_)) => {
+            return Err(usage(format!(
+                "error: give --profile once, before or after `{subcommand}`"
+            )));
+        }
+        (Some(name), None) | (None, Some(name)) => name,
+        (None, None) => "headless".to_owned(),
+    };
+    if profile.is_empty() {
+        return Err(usage("error: --profile needs a name"));
+    }
+    let patches: Vec<String> = launch.patch.into_iter().chain(patch).collect();
+    if patches.iter().any(String::is_empty) {
+        return Err(usage("error: --patch needs a path"));
+    }
+    Ok((profile, patches))
+}
+
 /// `convert` takes `--path` only with `--to sqlite` and `--root` only with `--to jsonl`
 /// (a condition clap's derive cannot state); the error reads like clap's own.
 fn check_convert(action: &SessionsAction) -> Result<(), UsageError> {
@@ -397,15 +473,19 @@ fn help() -> String {
     Cli::command().render_help().to_string()
 }
 
-/// `dsh [launcher flags] sessions [flags] [action] (-h | --help)`: the help of `sessions` or of
-/// its action. (The launcher hands `-h` to apps, so clap's own help flag is off.)
-fn sessions_help(argv: &[OsString]) -> Option<String> {
+/// `dsh [launcher flags] <sessions|tools> [flags] [action] (-h | --help)`: the help of the
+/// subcommand or of its action. (The launcher hands `-h` to apps, so clap's own help flag is
+/// off.)
+fn subcommand_help(argv: &[OsString]) -> Option<String> {
     let tokens: Vec<&str> = argv
         .iter()
         .skip(1)
         .map(|arg| arg.to_str().unwrap_or(""))
         .collect();
-    let position = tokens.iter().position(|token| *token == "sessions")?;
+    let position = tokens
+        .iter()
+        .position(|token| *token == "sessions" || *token == "tools")?;
+    let name = *tokens.get(position)?;
     let before = tokens.get(..position).unwrap_or_default();
     let launcher_only = before.iter().enumerate().all(|(index, token)| {
         token.starts_with("--")
@@ -423,14 +503,14 @@ fn sessions_help(argv: &[OsString]) -> Option<String> {
     }
     let mut command = Cli::command();
     command.build();
-    let sessions = command.find_subcommand_mut("sessions")?;
+    let subcommand = command.find_subcommand_mut(name)?;
     let action = after
         .iter()
-        .find(|token| sessions.find_subcommand(token).is_some())
+        .find(|token| subcommand.find_subcommand(token).is_some())
         .copied();
     let mut target = match action {
-        Some(name) => sessions.find_subcommand_mut(name)?.clone(),
-        None => sessions.clone(),
+        Some(name) => subcommand.find_subcommand_mut(name)?.clone(),
+        None => subcommand.clone(),
     };
     Some(target.render_help().to_string())
 }

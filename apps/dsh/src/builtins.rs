@@ -5,11 +5,15 @@
 //! plugin. Plugin crates still to come (shell, tools, llm, agent loop, apps) add their line
 //! here when they land.
 
+use dsh_bash_local::BashLocalPlugin;
 use dsh_compose::Registry;
 use dsh_kernel::DynPlugin;
 use dsh_persistence_jsonl::JsonlPersistencePlugin;
 use dsh_persistence_sqlite::SqlitePersistencePlugin;
 use dsh_session::SessionPlugin;
+use dsh_shell_env::ShellEnvPlugin;
+use dsh_tool_bash::ToolBashPlugin;
+use dsh_tools::ToolsPlugin;
 
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
@@ -25,6 +29,10 @@ pub fn registry() -> Registry {
         "dsh-persistence-sqlite",
         SqlitePersistencePlugin,
     );
+    add(&mut registry, "dsh-shell-env", ShellEnvPlugin);
+    add(&mut registry, "dsh-bash-local", BashLocalPlugin);
+    add(&mut registry, "dsh-tools", ToolsPlugin);
+    add(&mut registry, "dsh-tool-bash", ToolBashPlugin);
     registry
 }
 

@@ -8,6 +8,7 @@ mod output;
 mod prepare;
 mod run;
 mod sessions;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -43,6 +44,14 @@ fn main() -> ExitCode {
         } => {
             init_logging();
             sessions::run(&profile, &patches, &action)
+        }
+        Invocation::Tools {
+            profile,
+            patches,
+            action,
+        } => {
+            init_logging();
+            tools::run(&profile, &patches, &action)
         }
         Invocation::Run {
             profile,

@@ -4,3 +4,4 @@ mod launcher;
 mod sessions;
 mod sessions_sqlite;
 mod support;
+mod tools;

@@ -1,0 +1,160 @@
+//! `dsh tools`: list the tools a profile gives the model, or run one call through the tool
+//! pipeline outside any model turn.
+//!
+//! Boots only the rows tools need (session store and persistence, the `DSH_*` registry, the
+//! shell, the tool registry and the tool plugins), so the same `--profile`/`--patch` that
+//! shape a run shape what is listed and called here.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use dsh_compose::boot;
+use dsh_compose::expr::LaunchEnv;
+use dsh_kernel::Kernel;
+use dsh_session::json::to_js_string;
+use dsh_tools::{CancellationToken, ContentBlock, TOOLS, ToolExecutionInput, ToolRegistry};
+use serde_json::{Value, json};
+
+use crate::args::ToolsAction;
+use crate::builtins;
+use crate::output;
+use crate::prepare::prepare;
+
+/// Plugins `dsh tools` boots.
+fn is_tool_row(plugin: &str) -> bool {
+    plugin == "dsh-session"
+        || plugin.starts_with("dsh-persistence")
+        || plugin == "dsh-shell-env"
+        || plugin.starts_with("dsh-bash-")
+        || plugin == "dsh-tools"
+        || plugin.starts_with("dsh-tool-")
+}
+
+/// Runs one `dsh tools` action; returns the exit code.
+pub fn run(profile: &str, patches: &[String], action: &ToolsAction) -> anyhow::Result<i32> {
+    let mut prepared = prepare(profile, true, patches)?;
+    prepared.composition.retain_rows(|row| {
+        row.as_map()
+            .and_then(|map| map.get("name"))
+            .and_then(|name| name.as_str())
+            .is_some_and(is_tool_row)
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let kernel = Kernel::new()?;
+        let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
+        let registry = builtins::registry();
+        let booted = boot(&kernel, &prepared.composition, &registry, launch).await;
+        let outcome = match booted {
+            Err(error) => Err(anyhow::Error::new(error).context("the tools failed to load")),
+            Ok(_) => match kernel.root().get(&TOOLS) {
+                None => Err(anyhow::anyhow!(
+                    "profile \"{profile}\" has no tool registry row (such as tools)"
+                )),
+                Some(tools) => act(&tools, action).await,
+            },
+        };
+        kernel.shutdown().await;
+        outcome
+    })
+}
+
+async fn act(tools: &ToolRegistry, action: &ToolsAction) -> anyhow::Result<i32> {
+    match action {
+        ToolsAction::List { json } => {
+            output::stdout(&list(tools, *json));
+            Ok(0)
+        }
+        ToolsAction::Call { name, arguments } => call(tools, name, arguments).await,
+    }
+}
+
+/// The first sentence (or line) of a description.
+fn one_line(description: &str) -> &str {
+    let line = description.lines().next().unwrap_or_default();
+    match line.find(". ") {
+        Some(end) => line.get(..=end).unwrap_or(line),
+        None => line,
+    }
+}
+
+fn list(tools: &ToolRegistry, json: bool) -> String {
+    let mut text = String::new();
+    for schema in tools.schemas() {
+        if json {
+            text.push_str(&to_js_string(&json!({
+                "name": schema.name,
+                "description": schema.description,
+                "parameters": schema.parameters,
+            })));
+        } else {
+            text.push_str(&format!(
+                "{}\t{}",
+                schema.name,
+                one_line(&schema.description)
+            ));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+async fn call(tools: &ToolRegistry, name: &str, arguments: &str) -> anyhow::Result<i32> {
+    let arguments: Value = serde_json::from_str(arguments).map_err(|error| {
+        anyhow::anyhow!("the arguments of `dsh tools call {name}` are not JSON ({error}); pass one JSON object, such as '{{\"command\":\"ls\",\"description\":\"List files\"}}'")
+    })?;
+    let signal = CancellationToken::new();
+    let interrupt = signal.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let input = ToolExecutionInput::new("dsh-tools-call", name, arguments, signal);
+    let result = tools.execute(input).await;
+    watcher.abort();
+    let mut text: String = result
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    output::stdout(&text);
+    match &result.error {
+        None => Ok(0),
+        Some(failure) => {
+            let code = failure
+                .info
+                .as_ref()
+                .map(|info| format!(" ({})", info.code))
+                .unwrap_or_default();
+            output::diagnostic(&format!(
+                "tool \"{name}\" failed{code}: {}",
+                failure.message
+            ));
+            Ok(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_is_the_first_sentence() {
+        assert_eq!(
+            one_line("Execute a bash command (`bash -c`) and return its stdout/stderr. Each call"),
+            "Execute a bash command (`bash -c`) and return its stdout/stderr."
+        );
+        assert_eq!(one_line("List jobs."), "List jobs.");
+        assert_eq!(one_line("a\nb"), "a");
+    }
+}

@@ -1,0 +1,25 @@
+//! The `dsh-bash-local` plugin: provides `shell`.
+
+use std::sync::Arc;
+
+use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_shell::{SHELL, ShellConfig, ShellExecutor};
+
+use crate::executor::LocalBashExecutor;
+
+/// The `dsh-bash-local` plugin. Its row config is [`ShellConfig`]. Unloading it terminates
+/// and awaits every process its executor still owns.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashLocalPlugin;
+
+impl Plugin for BashLocalPlugin {
+    type Config = ShellConfig;
+
+    async fn apply(&self, ctx: Context, config: ShellConfig) -> Result<(), BoxError> {
+        let executor = Arc::new(LocalBashExecutor::new(config)?);
+        let service: Arc<dyn ShellExecutor> = Arc::clone(&executor) as Arc<dyn ShellExecutor>;
+        ctx.provide(&SHELL, service)?;
+        ctx.effect_async(move || async move { executor.shutdown().await })?;
+        Ok(())
+    }
+}

@@ -1,0 +1,3 @@
+mod executor;
+mod plugin;
+mod support;

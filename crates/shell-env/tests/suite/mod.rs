@@ -1,0 +1,3 @@
+mod plugin;
+mod registry;
+mod support;

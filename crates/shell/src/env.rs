@@ -1,0 +1,135 @@
+//! The child's environment: the scrubbed parent environment, the terminal overrides, the
+//! caller's entries, then the harness's `DSH_*` entries.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+
+/// Model-friendly terminal settings every command gets (colours, pagers and interactive
+/// terminal features off). A caller's `env` entry overrides them.
+pub const ENV_OVERRIDES: [(&str, &str); 4] = [
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+];
+
+/// Parts of names that look like credentials; such parent variables are not passed on.
+const SENSITIVE_PARTS: [&str; 4] = ["KEY", "PASSWORD", "SECRET", "TOKEN"];
+
+/// Whether a parent variable is withheld from children: its name contains `KEY`,
+/// `PASSWORD`, `SECRET` or `TOKEN`, or starts with `DSH_` (all case-insensitive).
+pub fn is_scrubbed_name(name: &OsStr) -> bool {
+    let upper = name.to_string_lossy().to_uppercase();
+    upper.starts_with("DSH_") || SENSITIVE_PARTS.iter().any(|part| upper.contains(part))
+}
+
+/// The environment of a child: `parent` minus the scrubbed names, then [`ENV_OVERRIDES`],
+/// then `env`, then `dsh_env` (which always wins). Explicit entries survive the scrub.
+pub fn child_env<I>(
+    parent: I,
+    env: &BTreeMap<String, String>,
+    dsh_env: &BTreeMap<String, String>,
+) -> BTreeMap<OsString, OsString>
+where
+    I: IntoIterator<Item = (OsString, OsString)>,
+{
+    let mut merged: BTreeMap<OsString, OsString> = parent
+        .into_iter()
+        .filter(|(name, _)| !is_scrubbed_name(name))
+        .collect();
+    let explicit = ENV_OVERRIDES
+        .iter()
+        .map(|&(name, value)| (name, value))
+        .chain(
+            env.iter()
+                .map(|(name, value)| (name.as_str(), value.as_str())),
+        )
+        .chain(
+            dsh_env
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_str())),
+        );
+    for (name, value) in explicit {
+        merged.insert(OsString::from(name), OsString::from(value));
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(name, value)| (OsString::from(name), OsString::from(value)))
+            .collect()
+    }
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn scrub_matches_dshs_pattern_case_insensitively() {
+        for name in [
+            "MY_API_KEY",
+            "GITHUB_TOKEN",
+            "db_password",
+            "Client_Secret",
+            "keychain",
+            "DSH_FOO",
+            "dsh_home",
+        ] {
+            assert!(is_scrubbed_name(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "DSHX",
+            "MY_DSH_THING",
+            "HTTPS_PROXY",
+        ] {
+            assert!(!is_scrubbed_name(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn merges_in_order_with_dsh_env_last() {
+        let parent = os(&[
+            ("PATH", "/bin"),
+            ("TERM", "xterm"),
+            ("DSH_SESSION_ID", "stale"),
+            ("GITHUB_TOKEN", "t"),
+            ("PAGER", "less"),
+        ]);
+        let env = map(&[
+            ("TERM", "vt100"),
+            ("DSH_X", "from-env"),
+            ("MY_TOKEN", "kept"),
+        ]);
+        let dsh_env = map(&[("DSH_X", "from-dsh"), ("DSH_SESSION_ID", "s1")]);
+        let merged = child_env(parent, &env, &dsh_env);
+        let merged: BTreeMap<String, String> = merged
+            .into_iter()
+            .map(|(k, v)| (k.into_string().unwrap(), v.into_string().unwrap()))
+            .collect();
+        assert_eq!(
+            merged,
+            map(&[
+                ("DSH_SESSION_ID", "s1"),
+                ("DSH_X", "from-dsh"),
+                ("GIT_PAGER", "cat"),
+                ("MY_TOKEN", "kept"),
+                ("NO_COLOR", "1"),
+                ("PAGER", "cat"),
+                ("PATH", "/bin"),
+                ("TERM", "vt100"),
+            ])
+        );
+    }
+}

@@ -1,0 +1,4 @@
+mod bash;
+mod jobs;
+mod pipeline;
+mod support;

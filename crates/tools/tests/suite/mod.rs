@@ -1,0 +1,7 @@
+mod batch;
+mod dispatch;
+mod policy;
+mod post;
+mod registry;
+mod result_event;
+mod support;
