@@ -6,10 +6,12 @@
 //! here when they land.
 
 use dsh_bash_local::BashLocalPlugin;
+use dsh_bash_sandbox::BashSandboxPlugin;
 use dsh_compose::Registry;
 use dsh_kernel::DynPlugin;
 use dsh_persistence_jsonl::JsonlPersistencePlugin;
 use dsh_persistence_sqlite::SqlitePersistencePlugin;
+use dsh_sandbox_policy::SandboxPolicyPlugin;
 use dsh_session::SessionPlugin;
 use dsh_shell_env::ShellEnvPlugin;
 use dsh_tool_bash::ToolBashPlugin;
@@ -30,6 +32,8 @@ pub fn registry() -> Registry {
         SqlitePersistencePlugin,
     );
     add(&mut registry, "dsh-shell-env", ShellEnvPlugin);
+    add(&mut registry, "dsh-sandbox-policy", SandboxPolicyPlugin);
+    add(&mut registry, "dsh-bash-sandbox", BashSandboxPlugin);
     add(&mut registry, "dsh-bash-local", BashLocalPlugin);
     add(&mut registry, "dsh-tools", ToolsPlugin);
     add(&mut registry, "dsh-tool-bash", ToolBashPlugin);

@@ -20,7 +20,18 @@ use args::Invocation;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let invocation = match args::parse(std::env::args_os()) {
+    // The confinement runner the sandboxed shell re-executes `dsh` as: it restricts this
+    // single thread and execs the command, so it runs before anything else starts.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv
+        .get(1)
+        .is_some_and(|arg| arg == dsh_bash_sandbox::SANDBOX_RUN_SUBCOMMAND)
+    {
+        let code =
+            dsh_bash_sandbox::sandbox_run::sandbox_run_main(argv.get(2..).unwrap_or_default());
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    let invocation = match args::parse(argv) {
         Ok(invocation) => invocation,
         Err(error) => {
             output::stderr_line(&error.0);

@@ -216,6 +216,7 @@ pub fn resolve_request(
         stdin: request.stdin,
         env: request.env,
         dsh_env: request.dsh_env,
+        sandbox_policy: request.sandbox_policy,
     })
 }
 

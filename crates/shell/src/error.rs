@@ -34,6 +34,13 @@ pub enum ShellError {
     /// The executor was shut down; it starts no more processes.
     #[error("the shell executor has been shut down and starts no more commands")]
     Closed,
+    /// No sandbox backend can confine the command (or its runner failed); it was not run
+    /// unconfined. Code `SANDBOX_UNAVAILABLE`.
+    #[error("{message}")]
+    SandboxUnavailable {
+        /// dsh's refusal text, with the runner failure when there is one.
+        message: String,
+    },
     /// The call was made outside a tokio runtime, which supervises the processes.
     #[error("the shell executor needs a tokio runtime (with I/O and timers enabled)")]
     NoRuntime,

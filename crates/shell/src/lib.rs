@@ -44,6 +44,7 @@ mod error;
 mod executor;
 mod process;
 mod runner;
+pub mod sandbox;
 mod signals;
 mod spawn;
 mod spill;
@@ -62,6 +63,11 @@ pub use error::ShellError;
 pub use executor::{SHELL, ShellExecutor};
 pub use process::{ProcessSettlement, SettleHook, ShellProcess};
 pub use runner::{ParentEnv, ProcessRunner, RunLimits, RunnerOptions, bash_argv};
+pub use sandbox::{
+    ESCALATION_HINT_MARKER, NetworkPolicy, SANDBOX_POLICY, SANDBOX_UNAVAILABLE,
+    SandboxExecutionPolicy, SandboxMode, SandboxPolicyService, canonical_path,
+    sandbox_denial_marker, sandbox_unavailable_message, writable_roots,
+};
 pub use signals::signal_name;
 pub use spill::default_spill_dir;
 pub use tokio_util::sync::CancellationToken;

@@ -32,6 +32,9 @@ pub struct ShellExecRequest {
     pub env: BTreeMap<String, String>,
     /// Harness-owned `DSH_*` entries, merged last so nothing can displace them.
     pub dsh_env: BTreeMap<String, String>,
+    /// The confinement a sandboxing executor applies (its standing policy when `None`);
+    /// unconfined executors ignore it.
+    pub sandbox_policy: Option<crate::sandbox::SandboxExecutionPolicy>,
 }
 
 impl ShellExecRequest {
@@ -65,6 +68,8 @@ pub struct ShellExecSpec {
     pub env: BTreeMap<String, String>,
     /// Harness-owned `DSH_*` entries (always win).
     pub dsh_env: BTreeMap<String, String>,
+    /// The confinement a sandboxing executor applies.
+    pub sandbox_policy: Option<crate::sandbox::SandboxExecutionPolicy>,
 }
 
 /// One stream's output as collected: the tail within the budget, and the whole stream in a

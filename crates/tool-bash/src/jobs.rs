@@ -155,14 +155,17 @@ const JOB_ID_DESCRIPTION: &str = "Job id returned by the tool that started the b
 /// `job_output`: the new output of a job, ending with its status.
 pub struct JobOutputTool {
     jobs: Arc<JobRegistry>,
+    /// Whether denial notices carry the escalation hint.
+    escalation: bool,
     parameters: Value,
 }
 
 impl JobOutputTool {
-    /// The tool over `jobs`.
-    pub fn new(jobs: Arc<JobRegistry>) -> Self {
+    /// The tool over `jobs`; `escalation` when the executor confines.
+    pub fn new(jobs: Arc<JobRegistry>, escalation: bool) -> Self {
         Self {
             jobs,
+            escalation,
             parameters: json!({"type": "object", "properties": {
                 "job_id": {"type": "string", "description": JOB_ID_DESCRIPTION},
                 "wait": {"type": "boolean", "description": "Block until the job reaches a \
@@ -228,7 +231,7 @@ impl ToolDefinition for JobOutputTool {
             }
         }
         let read = job.process.read_output();
-        let text = render_process_read(&read, job.process.sandbox().as_ref());
+        let text = render_process_read(&read, job.process.sandbox().as_ref(), self.escalation);
         Ok(Self::output(text, &job.snapshot(&id)))
     }
 }

@@ -13,6 +13,7 @@
 //! ([`jobs`]).
 
 pub mod args;
+mod escalation;
 pub mod jobs;
 mod plugin;
 pub mod render;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_shell::SHELL;
+use dsh_shell::{SANDBOX_POLICY, SHELL};
 use dsh_shell_env::SHELL_ENV;
 use dsh_tools::TOOLS;
 use serde::Deserialize;
@@ -47,23 +47,24 @@ impl Plugin for ToolBashPlugin {
     async fn apply(&self, ctx: Context, config: ToolBashConfig) -> Result<(), BoxError> {
         let tools = ctx.require(&TOOLS)?;
         let shell = ctx.require(&SHELL)?;
-        if shell.sandbox_mode().is_some() {
-            return Err(
-                "tool-bash: the mounted bash executor confines, and sandbox escalation \
-                        is not built yet; use an unconfined executor (dsh-bash-local)"
-                    .into(),
-            );
-        }
+        let policy = match shell.sandbox_mode() {
+            None => None,
+            Some(_) => Some(ctx.get(&SANDBOX_POLICY).ok_or(
+                "tool-bash: the mounted bash executor confines but ctx.sandboxPolicy is missing",
+            )?),
+        };
+        let escalation = policy.is_some();
         let shell_env = ctx.require(&SHELL_ENV)?;
         let jobs = config
             .enable_run_in_background
             .then(|| Arc::new(JobRegistry::default()));
-        tools.register(
-            &ctx,
-            Arc::new(BashTool::new(shell, shell_env, jobs.clone())),
-        )?;
+        let bash = BashTool::new(ctx.clone(), shell, shell_env, policy, jobs.clone());
+        tools.register(&ctx, Arc::new(bash))?;
         if let Some(jobs) = jobs {
-            tools.register(&ctx, Arc::new(JobOutputTool::new(Arc::clone(&jobs))))?;
+            tools.register(
+                &ctx,
+                Arc::new(JobOutputTool::new(Arc::clone(&jobs), escalation)),
+            )?;
             tools.register(&ctx, Arc::new(JobListTool::new(Arc::clone(&jobs))))?;
             tools.register(&ctx, Arc::new(JobKillTool::new(Arc::clone(&jobs))))?;
             ctx.effect(move || jobs.kill_all())?;

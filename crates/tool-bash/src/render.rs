@@ -1,7 +1,10 @@
 //! The text the model reads for a bash call (dsh's `render.ts`): stdout, a marked stderr
 //! section, then the status markers, each on its own line.
 
-use dsh_shell::{CollectedOutput, ShellProcessRead, ShellRunResult, ShellSandboxInfo};
+use dsh_shell::{
+    CollectedOutput, ESCALATION_HINT_MARKER, SandboxMode, ShellProcessRead, ShellRunResult,
+    ShellSandboxInfo,
+};
 
 /// A stream's text with the truncation notice (and the full output's path).
 fn stream_text(stream: &CollectedOutput) -> String {
@@ -15,13 +18,21 @@ fn stream_text(stream: &CollectedOutput) -> String {
     format!("{}\n[output truncated; full output: {path}]", stream.text)
 }
 
-/// The sandbox denial marker.
-pub fn sandbox_denial_marker(mode: &str) -> String {
-    format!("[sandbox: file access denied under {mode} mode]")
+/// The sandbox denial marker (and the escalation hint when escalation is offered).
+fn denial_markers(sandbox: &ShellSandboxInfo, escalation: bool, markers: &mut Vec<String>) {
+    let mode = SandboxMode::parse(&sandbox.mode);
+    markers.push(mode.map_or_else(
+        || format!("[sandbox: file access denied under {} mode]", sandbox.mode),
+        dsh_shell::sandbox_denial_marker,
+    ));
+    if escalation {
+        markers.push(ESCALATION_HINT_MARKER.to_owned());
+    }
 }
 
-/// The text of a finished foreground call. A nonzero exit is reported, not an error.
-pub fn render_result(value: &ShellRunResult) -> String {
+/// The text of a finished foreground call. A nonzero exit is reported, not an error;
+/// `escalation` adds the escalation hint after a denial marker.
+pub fn render_result(value: &ShellRunResult, escalation: bool) -> String {
     let mut body = stream_text(&value.stdout);
     let err = stream_text(&value.stderr);
     if !err.is_empty() {
@@ -36,7 +47,7 @@ pub fn render_result(value: &ShellRunResult) -> String {
     }
     let mut markers = Vec::new();
     if let Some(sandbox) = value.sandbox.as_ref().filter(|sandbox| sandbox.denied) {
-        markers.push(sandbox_denial_marker(&sandbox.mode));
+        denial_markers(sandbox, escalation, &mut markers);
     }
     if value.timed_out {
         markers.push(format!("[timed out after {}ms]", value.timeout_ms));
@@ -56,8 +67,13 @@ pub fn render_result(value: &ShellRunResult) -> String {
     body + &markers.join("\n")
 }
 
-/// The text of one background read: the delta, then a notice when output was lost.
-pub fn render_process_read(read: &ShellProcessRead, sandbox: Option<&ShellSandboxInfo>) -> String {
+/// The text of one background read: the delta, then a notice when output was lost or the
+/// sandbox intervened.
+pub fn render_process_read(
+    read: &ShellProcessRead,
+    sandbox: Option<&ShellSandboxInfo>,
+    escalation: bool,
+) -> String {
     let mut notices = Vec::new();
     if read.lossy {
         let paths: Vec<String> = [&read.stdout_spill_path, &read.stderr_spill_path]
@@ -82,7 +98,7 @@ pub fn render_process_read(read: &ShellProcessRead, sandbox: Option<&ShellSandbo
                 sandbox.mode
             ));
         } else if sandbox.denied {
-            notices.push(sandbox_denial_marker(&sandbox.mode));
+            denial_markers(sandbox, escalation, &mut notices);
         }
     }
     if notices.is_empty() {
@@ -152,6 +168,10 @@ fn final_marker<'t>(text: &'t str, prefix: &str) -> Option<(&'t str, &'t str)> {
 mod tests {
     use super::*;
 
+    fn render_result_plain(value: &ShellRunResult) -> String {
+        render_result(value, false)
+    }
+
     fn stream(text: &str) -> CollectedOutput {
         CollectedOutput {
             text: text.to_owned(),
@@ -176,14 +196,17 @@ mod tests {
     #[test]
     fn stdout_stderr_and_the_exit_marker_render_as_dsh_renders_them() {
         assert_eq!(
-            render_result(&value("hi\n", "oops\n", Some(3))),
+            render_result_plain(&value("hi\n", "oops\n", Some(3))),
             "hi\n[stderr]\noops\n[exit code: 3]"
         );
-        assert_eq!(render_result(&value("hi", "", Some(0))), "hi");
-        assert_eq!(render_result(&value("hi", "e", Some(0))), "hi\n[stderr]\ne");
-        assert_eq!(render_result(&value("", "", Some(0))), "(no output)");
+        assert_eq!(render_result_plain(&value("hi", "", Some(0))), "hi");
         assert_eq!(
-            render_result(&value("", "", Some(1))),
+            render_result_plain(&value("hi", "e", Some(0))),
+            "hi\n[stderr]\ne"
+        );
+        assert_eq!(render_result_plain(&value("", "", Some(0))), "(no output)");
+        assert_eq!(
+            render_result_plain(&value("", "", Some(1))),
             "(no output)\n[exit code: 1]"
         );
     }
@@ -195,19 +218,19 @@ mod tests {
         timed_out.timeout_ms = 500;
         timed_out.signal = Some("SIGTERM".into());
         assert_eq!(
-            render_result(&timed_out),
+            render_result_plain(&timed_out),
             "partial\n[timed out after 500ms]\n[killed by signal: SIGTERM]"
         );
         let mut truncated = value("tail", "", Some(0));
         truncated.stdout.truncated = true;
         truncated.stdout.spill_path = Some("/tmp/x/out.log".into());
         assert_eq!(
-            render_result(&truncated),
+            render_result_plain(&truncated),
             "tail\n[output truncated; full output: /tmp/x/out.log]"
         );
         truncated.stdout.spill_path = None;
         assert_eq!(
-            render_result(&truncated),
+            render_result_plain(&truncated),
             "tail\n[output truncated; full output: (unavailable)]"
         );
         let mut denied = value("", "touch: Permission denied\n", Some(1));
@@ -218,10 +241,13 @@ mod tests {
             runner_failed: None,
         });
         assert_eq!(
-            render_result(&denied),
+            render_result_plain(&denied),
             "[stderr]\ntouch: Permission denied\n[sandbox: file access denied under \
              workspace-write mode]\n[exit code: 1]"
         );
+        assert!(render_result(&denied, true).ends_with(&format!(
+            "workspace-write mode]\n{ESCALATION_HINT_MARKER}\n[exit code: 1]"
+        )));
     }
 
     #[test]
@@ -250,7 +276,7 @@ mod tests {
             stderr_spill_path: None,
         };
         assert_eq!(
-            render_process_read(&read, None),
+            render_process_read(&read, None, false),
             "line\n[some output was dropped from memory; full output: /s/out]"
         );
         let quiet = ShellProcessRead {
@@ -259,6 +285,6 @@ mod tests {
             stdout_spill_path: None,
             stderr_spill_path: None,
         };
-        assert_eq!(render_process_read(&quiet, None), "");
+        assert_eq!(render_process_read(&quiet, None, false), "");
     }
 }

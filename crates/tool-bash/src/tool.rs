@@ -2,12 +2,17 @@
 
 use std::sync::Arc;
 
-use dsh_shell::{ShellExecRequest, ShellExecutor, ShellRunResult};
+use dsh_kernel::Context;
+use dsh_shell::{
+    SANDBOX_UNAVAILABLE, SandboxMode, SandboxPolicyService, ShellError, ShellExecRequest,
+    ShellExecutor, ShellRunResult,
+};
 use dsh_shell_env::{ShellEnv, ShellEnvFacts};
-use dsh_tools::{ContentBlock, ToolDefinition, ToolError, ToolOutput, ToolRunContext};
+use dsh_tools::{APPROVAL, ContentBlock, ToolDefinition, ToolError, ToolOutput, ToolRunContext};
 use serde_json::{Value, json};
 
 use crate::args::BashArgs;
+use crate::escalation::approve_escalation;
 use crate::jobs::JobRegistry;
 use crate::render::render_result;
 use crate::schema;
@@ -15,8 +20,11 @@ use crate::workdir::resolve_workdir;
 
 /// The model-facing `bash` tool over a shell executor.
 pub struct BashTool {
+    ctx: Context,
     shell: Arc<dyn ShellExecutor>,
     shell_env: Arc<ShellEnv>,
+    /// Present when the executor confines: the policy each call runs under.
+    policy: Option<Arc<dyn SandboxPolicyService>>,
     /// Present when background jobs are enabled.
     jobs: Option<Arc<JobRegistry>>,
     description: String,
@@ -25,42 +33,83 @@ pub struct BashTool {
 }
 
 impl BashTool {
-    /// The tool; `jobs` enables `run_in_background`.
+    /// The tool; `jobs` enables `run_in_background`, `policy` (required when the executor
+    /// confines) enables confinement and escalation. `ctx` supplies the approval service.
     pub fn new(
+        ctx: Context,
         shell: Arc<dyn ShellExecutor>,
         shell_env: Arc<ShellEnv>,
+        policy: Option<Arc<dyn SandboxPolicyService>>,
         jobs: Option<Arc<JobRegistry>>,
     ) -> Self {
         let background = jobs.is_some();
+        let escalation = policy.is_some();
         Self {
+            ctx,
             shell,
             shell_env,
+            policy,
             jobs,
-            description: schema::description(background),
-            parameters: schema::parameters(background),
+            description: schema::description(background, escalation),
+            parameters: schema::parameters(background, escalation),
             output_schema: output_schema(),
         }
     }
 
-    fn request(
+    /// Whether escalation is offered (the executor confines).
+    fn escalation(&self) -> bool {
+        self.policy.is_some()
+    }
+
+    /// The shell request of a call: its policy (escalated when approved), workdir and
+    /// managed environment.
+    async fn request(
         &self,
         args: &BashArgs,
         run: &ToolRunContext,
     ) -> Result<ShellExecRequest, ToolError> {
-        if args.sandbox_permissions.is_some() {
-            return Err(ToolError::new(
-                "sandbox_permissions is not available in this composition (no sandboxing \
-                 executor to escalate)",
-            ));
-        }
         let header = run
             .caller
             .as_ref()
             .and_then(|caller| caller.session_header.clone());
-        let workdir = resolve_workdir(
-            args.workdir.as_deref(),
-            header.as_ref().and_then(|header| header.cwd.as_deref()),
-        );
+        let session_id = run
+            .caller
+            .as_ref()
+            .and_then(|caller| caller.session_id.clone());
+        let cwd = header.as_ref().and_then(|header| header.cwd.clone());
+        let mut policy = self
+            .policy
+            .as_ref()
+            .map(|policy| policy.resolve(session_id.as_deref(), cwd.as_deref(), None));
+        if let (Some(requested), Some(justification)) =
+            (&args.sandbox_permissions, &args.justification)
+        {
+            let Some(standing) = policy.as_mut() else {
+                return Err(ToolError::new(
+                    "sandbox_permissions is not available in this composition (no sandboxing \
+                     executor to escalate)",
+                ));
+            };
+            let requested = SandboxMode::parse(requested).ok_or_else(|| {
+                ToolError::new(format!("invalid sandbox_permissions \"{requested}\""))
+            })?;
+            let approver = self.ctx.get(&APPROVAL);
+            standing.mode = approve_escalation(
+                requested,
+                standing.mode,
+                justification,
+                approver.as_deref(),
+                run,
+            )
+            .await?;
+        }
+        let workdir = match &policy {
+            Some(policy) => resolve_workdir(
+                args.workdir.as_deref(),
+                Some(&policy.workspace_root.to_string_lossy()),
+            ),
+            None => resolve_workdir(args.workdir.as_deref(), cwd.as_deref()),
+        };
         let dsh_env = self
             .shell_env
             .collect(&ShellEnvFacts { session: header })
@@ -69,6 +118,7 @@ impl BashTool {
         request.workdir = workdir;
         request.timeout_ms = args.timeout_ms;
         request.dsh_env = dsh_env;
+        request.sandbox_policy = policy;
         Ok(request)
     }
 
@@ -86,16 +136,20 @@ impl BashTool {
         if run.signal.is_cancelled() {
             return Err(ToolError::aborted());
         }
-        let spec = self
-            .shell
-            .resolve(request)
-            .map_err(|error| ToolError::new(error.to_string()))?;
-        let process = self
-            .shell
-            .start(spec)
-            .map_err(|error| ToolError::new(error.to_string()))?;
+        let spec = self.shell.resolve(request).map_err(shell_error)?;
+        let process = self.shell.start(spec).map_err(shell_error)?;
         let id = jobs.add(&args.command, process);
         Ok(background_output(&id))
+    }
+}
+
+/// A shell failure as the model reads it; a refusal to run unconfined keeps its code.
+fn shell_error(error: ShellError) -> ToolError {
+    match error {
+        ShellError::SandboxUnavailable { message } => {
+            ToolError::harness("SandboxUnavailableError", SANDBOX_UNAVAILABLE, message)
+        }
+        other => ToolError::new(other.to_string()),
     }
 }
 
@@ -107,7 +161,7 @@ fn background_output(id: &str) -> ToolOutput {
 }
 
 /// A value (`kind` first, as dsh's) and its text, from a foreground value.
-fn foreground_output(value: &ShellRunResult) -> Result<ToolOutput, ToolError> {
+fn foreground_output(value: &ShellRunResult, escalation: bool) -> Result<ToolOutput, ToolError> {
     let fields = serde_json::to_value(value).map_err(|error| ToolError::new(error.to_string()))?;
     let mut json = serde_json::Map::new();
     json.insert("kind".into(), json!("foreground"));
@@ -116,7 +170,7 @@ fn foreground_output(value: &ShellRunResult) -> Result<ToolOutput, ToolError> {
     }
     Ok(ToolOutput::new(
         Value::Object(json),
-        vec![ContentBlock::text(render_result(value))],
+        vec![ContentBlock::text(render_result(value, escalation))],
     ))
 }
 
@@ -140,25 +194,18 @@ impl ToolDefinition for BashTool {
 
     async fn execute(&self, args: Value, run: ToolRunContext) -> Result<ToolOutput, ToolError> {
         let args = BashArgs::parse(&args)?;
-        let request = self.request(&args, &run)?;
+        let request = self.request(&args, &run).await?;
         if args.run_in_background {
             return self.start_background(request, &args, &run);
         }
         let mut request = request;
         request.signal = Some(run.signal.clone());
-        let spec = self
-            .shell
-            .resolve(request)
-            .map_err(|error| ToolError::new(error.to_string()))?;
-        let result = self
-            .shell
-            .run(spec)
-            .await
-            .map_err(|error| ToolError::new(error.to_string()))?;
+        let spec = self.shell.resolve(request).map_err(shell_error)?;
+        let result = self.shell.run(spec).await.map_err(shell_error)?;
         if result.aborted {
             return Err(ToolError::aborted());
         }
-        foreground_output(&result)
+        foreground_output(&result, self.escalation())
     }
 
     fn render(&self, _args: &Value, value: Value) -> Result<ToolOutput, ToolError> {
@@ -177,7 +224,10 @@ impl ToolDefinition for BashTool {
             .map_err(|error| ToolError::new(format!("invalid bash value: {error}")))?;
         Ok(ToolOutput::new(
             value,
-            vec![ContentBlock::text(render_result(&parsed))],
+            vec![ContentBlock::text(render_result(
+                &parsed,
+                self.escalation(),
+            ))],
         ))
     }
 }

@@ -2,7 +2,7 @@
 //! pipeline outside any model turn.
 //!
 //! Boots only the rows tools need (session store and persistence, the `DSH_*` registry, the
-//! shell, the tool registry and the tool plugins), so the same `--profile`/`--patch` that
+//! sandbox policy, the shell, the tool registry and the tool plugins), so the same `--profile`/`--patch` that
 //! shape a run shape what is listed and called here.
 
 use std::sync::Arc;
@@ -26,6 +26,7 @@ fn is_tool_row(plugin: &str) -> bool {
         || plugin.starts_with("dsh-persistence")
         || plugin == "dsh-shell-env"
         || plugin.starts_with("dsh-bash-")
+        || plugin == "dsh-sandbox-policy"
         || plugin == "dsh-tools"
         || plugin.starts_with("dsh-tool-")
 }

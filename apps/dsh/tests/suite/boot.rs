@@ -17,7 +17,7 @@ fn booting_rows_whose_plugins_are_not_built_fails_naming_each_row_and_plugin() {
     assert_eq!(run.stdout, "");
     assert!(
         run.stderr
-            .starts_with("dsh: plugin tree failed to load: 7 problems with rows:\n"),
+            .starts_with("dsh: plugin tree failed to load: 6 problems with rows:\n"),
         "{}",
         run.stderr
     );

@@ -137,3 +137,190 @@ fn a_timeout_ends_the_call_promptly() {
         run.stdout
     );
 }
+
+/// `dsh tools call bash` with `command`, in the sandbox's work directory.
+fn call_bash(sandbox: &Sandbox, command: &str, extra: &[(&str, &str)]) -> super::support::Run {
+    let arguments = serde_json::json!({"command": command, "description": "probe"}).to_string();
+    let mut process = sandbox.command(&["tools", "call", "bash", &arguments]);
+    for (key, value) in extra {
+        process.env(key, value);
+    }
+    super::support::Run::from(process.output().unwrap())
+}
+
+#[test]
+fn the_default_shell_confines_writes_to_the_workspace_and_temp() {
+    let sandbox = Sandbox::new();
+    let run = call_bash(
+        &sandbox,
+        "echo ok > inside.txt && echo tmp > /tmp/dsh-cli-probe-$$ && rm /tmp/dsh-cli-probe-$$ \
+         && cat inside.txt",
+        &[],
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), "ok\n"),
+        "{}",
+        run.stderr
+    );
+    // The user's real home is outside the workspace and the temp directories.
+    let home = std::env::var("HOME").unwrap();
+    let dotfile = format!("{home}/.bashrc-probe-dsh-tools-test");
+    for (command, target) in [
+        (
+            "touch /etc/dsh-probe".to_owned(),
+            "/etc/dsh-probe".to_owned(),
+        ),
+        (format!("echo x > {dotfile}"), dotfile),
+    ] {
+        let run = call_bash(&sandbox, &command, &[]);
+        let written = std::path::Path::new(&target).exists();
+        let _ = std::fs::remove_file(&target);
+        assert!(!written, "{target} was written");
+        assert_eq!(run.code, Some(0));
+        assert!(
+            run.stdout
+                .contains("[sandbox: file access denied under workspace-write mode]\n"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.ends_with("[exit code: 1]\n"), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn read_only_mode_comes_from_the_environment_and_still_reads() {
+    let sandbox = Sandbox::new();
+    let run = call_bash(
+        &sandbox,
+        "cat /etc/hostname >/dev/null && echo read; echo x > /tmp/dsh-ro-probe",
+        &[("DSH_PERMISSION_MODE", "read-only")],
+    );
+    assert!(run.stdout.starts_with("read\n[stderr]\n"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("[sandbox: file access denied under read-only mode]")
+    );
+    assert!(!std::path::Path::new("/tmp/dsh-ro-probe").exists());
+}
+
+#[test]
+fn an_escalation_without_an_approver_is_refused_and_nothing_runs() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.work().join("escalated");
+    let arguments = serde_json::json!({
+        "command": format!("touch {}", marker.display()),
+        "description": "probe",
+        "sandbox_permissions": "danger-full-access",
+        "justification": "needs more"
+    })
+    .to_string();
+    let run = sandbox.run(&["tools", "call", "bash", &arguments]);
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stdout,
+        "Error: sandbox escalation to \"danger-full-access\" requires approval, but no approval \
+         service is composed\n"
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn no_usable_backend_refuses_and_runs_nothing() {
+    let sandbox = Sandbox::new();
+    let patch = sandbox.write(
+        "no-backend.patch.yml",
+        "- id: bash-sandbox\n  config:\n    runner: [/nonexistent/sandbox-runner]\n",
+    );
+    let marker = sandbox.work().join("ran");
+    let arguments = serde_json::json!({
+        "command": format!("touch {}", marker.display()),
+        "description": "probe"
+    })
+    .to_string();
+    let run = sandbox
+        .command(&[
+            "tools",
+            "--patch",
+            patch.to_str().unwrap(),
+            "call",
+            "bash",
+            &arguments,
+        ])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let run = super::support::Run::from(run);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with(
+            "Error: sandbox mode \"workspace-write\" is requested but no sandbox backend is \
+             usable on this host; refusing to run the command unconfined."
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("(SANDBOX_UNAVAILABLE)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!marker.exists(), "nothing ran");
+}
+
+#[test]
+fn network_deny_refuses_sockets_and_allow_connects() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let sandbox = Sandbox::new();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let allowed = call_bash(&sandbox, &connect, &[]);
+    assert_eq!(allowed.stdout, "connected\n");
+    let patch = sandbox.write(
+        "deny.patch.yml",
+        "- id: sandbox-policy\n  config:\n    mode: workspace-write\n    network: deny\n",
+    );
+    let arguments = serde_json::json!({"command": connect, "description": "probe"}).to_string();
+    let denied = super::support::Run::from(
+        sandbox
+            .command(&[
+                "tools",
+                "--patch",
+                patch.to_str().unwrap(),
+                "call",
+                "bash",
+                &arguments,
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(!denied.stdout.contains("connected"), "{}", denied.stdout);
+    assert!(
+        denied.stdout.ends_with("[exit code: 1]\n"),
+        "{}",
+        denied.stdout
+    );
+}
+
+#[test]
+fn the_unconfined_overlay_swaps_in_local_bash() {
+    let sandbox = Sandbox::new();
+    let overlay = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/examples/unconfined.patch.yml"
+    );
+    let target = sandbox.dir.path().join("outside-the-workspace");
+    let arguments = serde_json::json!({
+        "command": format!("touch {} && echo wrote", target.display()),
+        "description": "probe"
+    })
+    .to_string();
+    let run = sandbox.run(&["tools", "--patch", overlay, "call", "bash", &arguments]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), "wrote\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(target.exists());
+}

@@ -1,0 +1,7 @@
+mod background;
+mod confine;
+mod network;
+mod plugin;
+mod refusal;
+mod runner;
+mod support;

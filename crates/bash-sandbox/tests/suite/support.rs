@@ -1,0 +1,153 @@
+//! Helpers: directories outside every writable root, executors over the test runner binary,
+//! and fake runners for the classification rules.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dsh_bash_local::LocalBashExecutor;
+use dsh_bash_sandbox::{FixedPolicy, SandboxBashExecutor, SandboxOptions, SandboxRunner};
+use dsh_shell::{
+    NetworkPolicy, ParentEnv, RunnerOptions, SandboxExecutionPolicy, SandboxMode, ShellConfig,
+    ShellError, ShellExecRequest, ShellExecutor, ShellProcess, ShellRunResult,
+};
+
+/// The runner binary this crate builds.
+pub fn runner() -> SandboxRunner {
+    SandboxRunner::new(env!("CARGO_BIN_EXE_dsh-sandbox-run"), Vec::new())
+}
+
+/// A directory outside `/tmp` and the OS temp directory (so outside every writable root
+/// unless it is the workspace), resolved.
+pub fn outside_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("dsh-sandbox-test-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let path = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, path)
+}
+
+pub fn policy(mode: SandboxMode, root: &Path, network: NetworkPolicy) -> SandboxExecutionPolicy {
+    SandboxExecutionPolicy {
+        mode,
+        workspace_root: root.to_path_buf(),
+        session_id: None,
+        network,
+    }
+}
+
+/// A short grace, spill files in their own directory.
+pub fn local() -> (LocalBashExecutor, tempfile::TempDir) {
+    let spill = tempfile::tempdir().unwrap();
+    let config = ShellConfig {
+        grace_ms: 200,
+        ..ShellConfig::default()
+    };
+    let local = LocalBashExecutor::with_options(
+        config,
+        RunnerOptions {
+            parent_env: ParentEnv::Inherit,
+            spill_dir: Some(spill.path().to_path_buf()),
+        },
+    )
+    .unwrap();
+    (local, spill)
+}
+
+/// Options with `runner` and no bubblewrap (the tests must not depend on the host having
+/// it), probes bounded by 5 s.
+pub fn options(runner: SandboxRunner) -> SandboxOptions {
+    SandboxOptions {
+        bwrap: None,
+        ..SandboxOptions::new(runner)
+    }
+}
+
+pub struct Fixture {
+    pub executor: Arc<SandboxBashExecutor>,
+    pub shell: Arc<dyn ShellExecutor>,
+    _spill: tempfile::TempDir,
+}
+
+/// An executor whose standing policy is `standing`.
+pub fn executor_with(standing: SandboxExecutionPolicy, options: SandboxOptions) -> Fixture {
+    let (local, spill) = local();
+    let executor = Arc::new(SandboxBashExecutor::new(
+        local,
+        Arc::new(FixedPolicy(standing)),
+        options,
+    ));
+    let shell: Arc<dyn ShellExecutor> = Arc::clone(&executor) as Arc<dyn ShellExecutor>;
+    Fixture {
+        executor,
+        shell,
+        _spill: spill,
+    }
+}
+
+/// An executor over the real runner with the standing policy `standing`.
+pub fn executor(standing: SandboxExecutionPolicy) -> Fixture {
+    executor_with(standing, options(runner()))
+}
+
+/// A runner that is a bash script (`bash -c <script> fake-runner <args>…`): it does not
+/// confine; it exercises the executor's reading of outcomes.
+pub fn fake_runner(script: &str) -> SandboxRunner {
+    SandboxRunner::new(
+        "bash",
+        vec!["-c".to_owned(), script.to_owned(), "fake-runner".to_owned()],
+    )
+}
+
+/// The part of a fake runner that skips to the command after `--` and runs it.
+pub const EXEC_AFTER_SEPARATOR: &str =
+    r#"while [ "$#" -gt 0 ] && [ "$1" != -- ]; do shift; done; shift; exec "$@""#;
+
+pub async fn run(
+    fixture: &Fixture,
+    request: ShellExecRequest,
+) -> Result<ShellRunResult, ShellError> {
+    let spec = fixture.shell.resolve(request)?;
+    fixture.shell.run(spec).await
+}
+
+/// Runs `command` in `workdir` with `env` entries.
+pub async fn run_in(
+    fixture: &Fixture,
+    command: &str,
+    workdir: &Path,
+    env: &[(&str, &str)],
+) -> ShellRunResult {
+    let request = ShellExecRequest {
+        workdir: Some(workdir.to_path_buf()),
+        timeout_ms: Some(30_000.0),
+        env: env
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect(),
+        ..ShellExecRequest::new(command)
+    };
+    run(fixture, request).await.unwrap()
+}
+
+pub fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+pub async fn settle(process: &ShellProcess) {
+    tokio::time::timeout(Duration::from_secs(20), process.done())
+        .await
+        .expect("the background process settles");
+}
+
+pub async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}

@@ -1,0 +1,12 @@
+//! The sandbox policy service (`ctx.sandboxPolicy`, dsh's `sandbox-policy`).
+//!
+//! It owns the deployment's default file mode and fallback workspace root, and resolves the
+//! policy of each call: an approved escalation outranks the session's last `sandbox/mode`
+//! event, which outranks the default; the workspace root is the session's `cwd`. Shell
+//! executors confine by it; the bash tool asks it before every call.
+
+mod plugin;
+mod service;
+
+pub use plugin::{SandboxPolicyConfig, SandboxPolicyPlugin};
+pub use service::{LocalSandboxPolicy, SANDBOX_MODE_EVENT, last_sandbox_mode, policy_context};

@@ -1,0 +1,173 @@
+//! Resolving one call's policy.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dsh_kernel::Context;
+use dsh_session::{SESSIONS, SessionEvent};
+use dsh_shell::{
+    NetworkPolicy, SandboxExecutionPolicy, SandboxMode, SandboxPolicyService, canonical_path,
+};
+
+/// The log-only event that sets a session's standing mode: `{"mode": "<mode>"}`.
+pub const SANDBOX_MODE_EVENT: &str = "sandbox/mode";
+
+/// The mode of the last `sandbox/mode` event in `events`, if any.
+pub fn last_sandbox_mode(events: &[Arc<SessionEvent>]) -> Option<SandboxMode> {
+    events
+        .iter()
+        .rev()
+        .filter(|event| event.kind == SANDBOX_MODE_EVENT)
+        .find_map(|event| {
+            event
+                .data
+                .get("mode")
+                .and_then(|mode| mode.as_str())
+                .and_then(SandboxMode::parse)
+        })
+}
+
+/// dsh's system-prompt context line (`sandbox:policy`, order 110) for `policy`.
+pub fn policy_context(policy: &SandboxExecutionPolicy) -> String {
+    match policy.mode {
+        SandboxMode::ReadOnly => "Current DSH file policy: read-only. Any available operation \
+            enforced by the DSH file sandbox cannot modify files in the standing mode. Do not \
+            refuse a required modification from this policy alone: try an available tool \
+            normally and follow any denial and escalation guidance it returns."
+            .to_owned(),
+        SandboxMode::WorkspaceWrite => format!(
+            "Current DSH file policy: workspace-write. Any available operation enforced by the \
+             DSH file sandbox may modify files under the session workspace: {}. Some platform \
+             temporary areas may also be writable.",
+            serde_json::Value::String(policy.workspace_root.display().to_string())
+        ),
+        SandboxMode::DangerFullAccess => "Current DSH file policy: danger-full-access. The DSH \
+            file sandbox does not restrict file modifications by available operations."
+            .to_owned(),
+    }
+}
+
+/// The service: the configured default, fallback root and network policy, and the context
+/// whose session store (`sessions`, looked up at each call) holds the standing modes.
+pub struct LocalSandboxPolicy {
+    default_mode: SandboxMode,
+    workspace_root: PathBuf,
+    network: NetworkPolicy,
+    ctx: Option<Context>,
+}
+
+impl LocalSandboxPolicy {
+    /// A policy service; `ctx`'s session store supplies each live session's `sandbox/mode`
+    /// events.
+    pub fn new(
+        default_mode: SandboxMode,
+        workspace_root: &Path,
+        network: NetworkPolicy,
+        ctx: Option<Context>,
+    ) -> Self {
+        Self {
+            default_mode,
+            workspace_root: canonical_path(workspace_root),
+            network,
+            ctx,
+        }
+    }
+
+    /// The deployment default mode.
+    pub fn default_mode(&self) -> SandboxMode {
+        self.default_mode
+    }
+
+    fn session_mode(&self, session_id: &str) -> Option<SandboxMode> {
+        let live = self.ctx.as_ref()?.get(&SESSIONS)?.get(session_id)?;
+        last_sandbox_mode(&live.events())
+    }
+}
+
+impl SandboxPolicyService for LocalSandboxPolicy {
+    fn resolve(
+        &self,
+        session_id: Option<&str>,
+        session_cwd: Option<&str>,
+        approved: Option<SandboxMode>,
+    ) -> SandboxExecutionPolicy {
+        let mode = approved
+            .or_else(|| session_id.and_then(|id| self.session_mode(id)))
+            .unwrap_or(self.default_mode);
+        let workspace_root = session_cwd.map_or_else(
+            || self.workspace_root.clone(),
+            |cwd| canonical_path(Path::new(cwd)),
+        );
+        SandboxExecutionPolicy {
+            mode,
+            workspace_root,
+            session_id: session_id.map(str::to_owned),
+            network: self.network,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_approved_mode_outranks_the_session_which_outranks_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = LocalSandboxPolicy::new(
+            SandboxMode::WorkspaceWrite,
+            dir.path(),
+            NetworkPolicy::Deny,
+            None,
+        );
+        let standing = policy.standing();
+        assert_eq!(standing.mode, SandboxMode::WorkspaceWrite);
+        assert_eq!(standing.workspace_root, canonical_path(dir.path()));
+        assert_eq!(standing.network, NetworkPolicy::Deny);
+        let call = policy.resolve(Some("s1"), Some("/"), Some(SandboxMode::DangerFullAccess));
+        assert_eq!(
+            (call.mode, call.workspace_root, call.session_id.as_deref()),
+            (
+                SandboxMode::DangerFullAccess,
+                PathBuf::from("/"),
+                Some("s1")
+            )
+        );
+        let events = vec![
+            Arc::new(SessionEvent::new(
+                "sandbox/mode",
+                0,
+                1,
+                json!({"mode": "danger-full-access"}),
+            )),
+            Arc::new(SessionEvent::new(
+                "sandbox/mode",
+                1,
+                1,
+                json!({"mode": "read-only"}),
+            )),
+            Arc::new(SessionEvent::new("goal/change", 2, 1, json!({}))),
+        ];
+        assert_eq!(last_sandbox_mode(&events), Some(SandboxMode::ReadOnly));
+        assert_eq!(last_sandbox_mode(&[]), None);
+    }
+
+    #[test]
+    fn the_context_lines_are_dshs() {
+        let policy = SandboxExecutionPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace_root: PathBuf::from("/srv/w"),
+            session_id: None,
+            network: NetworkPolicy::Allow,
+        };
+        assert_eq!(
+            policy_context(&policy),
+            "Current DSH file policy: workspace-write. Any available operation enforced by the \
+             DSH file sandbox may modify files under the session workspace: \"/srv/w\". Some \
+             platform temporary areas may also be writable."
+        );
+    }
+}
