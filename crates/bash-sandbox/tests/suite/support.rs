@@ -18,14 +18,37 @@ pub fn runner() -> SandboxRunner {
 }
 
 /// A directory outside `/tmp` and the OS temp directory (so outside every writable root
-/// unless it is the workspace), resolved.
+/// unless it is the workspace), resolved. The build directory may itself lie under `/tmp` (a
+/// checkout there), so the first usable base outside the temp directories is taken: the
+/// target directory, `/var/tmp`, then the home directory.
 pub fn outside_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new()
-        .prefix("dsh-sandbox-test-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
-    let path = std::fs::canonicalize(dir.path()).unwrap();
-    (dir, path)
+    let temp_roots = [
+        std::fs::canonicalize("/tmp").unwrap_or_else(|_| "/tmp".into()),
+        std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir()),
+    ];
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let bases = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        home,
+    ];
+    for base in bases.into_iter().flatten() {
+        let _ = std::fs::create_dir_all(&base);
+        let Ok(resolved) = std::fs::canonicalize(&base) else {
+            continue;
+        };
+        if temp_roots.iter().any(|root| resolved.starts_with(root)) {
+            continue;
+        }
+        if let Ok(dir) = tempfile::Builder::new()
+            .prefix("dsh-sandbox-test-")
+            .tempdir_in(&resolved)
+        {
+            let path = std::fs::canonicalize(dir.path()).unwrap();
+            return (dir, path);
+        }
+    }
+    panic!("no writable directory outside /tmp and the temp directory for the sandbox tests")
 }
 
 pub fn policy(mode: SandboxMode, root: &Path, network: NetworkPolicy) -> SandboxExecutionPolicy {
