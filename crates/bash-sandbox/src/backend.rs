@@ -44,11 +44,17 @@ impl SandboxRunner {
     }
 
     /// This executable re-run as `<current exe> __sandbox-run …` (the `dsh` binary's runner).
+    ///
+    /// On Linux the program is `/proc/self/exe`: the child resolves it to the image of the
+    /// running harness even when the file at its path has been replaced since (a confined
+    /// command may rename files in a writable root, and must not swap the runner).
     pub fn current_exe() -> std::io::Result<Self> {
-        Ok(Self::new(
-            std::env::current_exe()?,
-            vec![SANDBOX_RUN_SUBCOMMAND.to_owned()],
-        ))
+        let program = if cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists() {
+            PathBuf::from("/proc/self/exe")
+        } else {
+            std::env::current_exe()?
+        };
+        Ok(Self::new(program, vec![SANDBOX_RUN_SUBCOMMAND.to_owned()]))
     }
 
     /// `program` and `prefix_args` as argv strings.
@@ -72,14 +78,29 @@ pub struct SandboxOptions {
 }
 
 impl SandboxOptions {
-    /// `runner` first, then `bwrap` from `PATH`, each probe bounded by 5 s.
+    /// `runner` first, then `bwrap` as found on `PATH` now (an absolute path, so a later
+    /// `PATH` entry a confined command could write cannot substitute it), each probe bounded
+    /// by 5 s. Without `bwrap` on `PATH`, the chain has Landlock only.
     pub fn new(runner: SandboxRunner) -> Self {
         Self {
             runner,
-            bwrap: Some(SandboxRunner::new(BWRAP_PROGRAM, Vec::new())),
+            bwrap: find_on_path(BWRAP_PROGRAM).map(|path| SandboxRunner::new(path, Vec::new())),
             probe_timeout: Duration::from_millis(DEFAULT_PROBE_TIMEOUT_MS),
         }
     }
+}
+
+/// The first executable file named `name` in a directory of `PATH`.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// How completely a backend enforces the mode.

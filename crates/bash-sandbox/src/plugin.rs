@@ -150,7 +150,10 @@ mod tests {
         assert_eq!(options.probe_timeout, Duration::from_millis(251));
         let default = BashSandboxConfig::default().options().unwrap();
         assert_eq!(default.runner.prefix_args, vec!["__sandbox-run".to_owned()]);
-        assert_eq!(default.runner.program, std::env::current_exe().unwrap());
+        assert_eq!(
+            default.runner.program,
+            std::path::PathBuf::from("/proc/self/exe")
+        );
         assert_eq!(default.probe_timeout, Duration::from_secs(5));
     }
 

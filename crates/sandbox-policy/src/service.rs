@@ -12,19 +12,21 @@ use dsh_shell::{
 /// The log-only event that sets a session's standing mode: `{"mode": "<mode>"}`.
 pub const SANDBOX_MODE_EVENT: &str = "sandbox/mode";
 
-/// The mode of the last `sandbox/mode` event in `events`, if any.
+/// The mode of the last `sandbox/mode` event in `events`, if any. Only the last event
+/// counts; a mode this harness does not know reads as `read-only`, the narrowest, rather than
+/// falling back to an earlier (possibly wider) one.
 pub fn last_sandbox_mode(events: &[Arc<SessionEvent>]) -> Option<SandboxMode> {
-    events
+    let last = events
         .iter()
         .rev()
-        .filter(|event| event.kind == SANDBOX_MODE_EVENT)
-        .find_map(|event| {
-            event
-                .data
-                .get("mode")
-                .and_then(|mode| mode.as_str())
-                .and_then(SandboxMode::parse)
-        })
+        .find(|event| event.kind == SANDBOX_MODE_EVENT)?;
+    Some(
+        last.data
+            .get("mode")
+            .and_then(|mode| mode.as_str())
+            .and_then(SandboxMode::parse)
+            .unwrap_or(SandboxMode::ReadOnly),
+    )
 }
 
 /// dsh's system-prompt context line (`sandbox:policy`, order 110) for `policy`.
@@ -153,6 +155,25 @@ mod tests {
         ];
         assert_eq!(last_sandbox_mode(&events), Some(SandboxMode::ReadOnly));
         assert_eq!(last_sandbox_mode(&[]), None);
+        let unknown = vec![
+            Arc::new(SessionEvent::new(
+                "sandbox/mode",
+                0,
+                1,
+                json!({"mode": "danger-full-access"}),
+            )),
+            Arc::new(SessionEvent::new(
+                "sandbox/mode",
+                1,
+                1,
+                json!({"mode": "future-mode"}),
+            )),
+        ];
+        assert_eq!(
+            last_sandbox_mode(&unknown),
+            Some(SandboxMode::ReadOnly),
+            "never wider"
+        );
     }
 
     #[test]

@@ -172,7 +172,15 @@ impl ProcessRunner {
             cause: Some(StopCause::Requested),
         });
         if settlement.cause.is_some() {
-            sup.tree_exited().await;
+            // The group gets SIGKILL one grace period after SIGTERM; wait for it to be gone,
+            // but not forever: a process stuck in uninterruptible sleep cannot be killed.
+            let bound = self
+                .inner
+                .limits
+                .grace
+                .saturating_mul(2)
+                .saturating_add(Duration::from_secs(1));
+            let _ = tokio::time::timeout(bound, sup.tree_exited()).await;
         }
         drop(guard);
         let stdout = sup.stdout().finalize();

@@ -104,6 +104,54 @@ fn reap_group(pgid: i32) {
             break;
         }
     }
+    reap_adopted_sessions();
+}
+
+/// Collects exited children handed to us that left our session (daemons that called
+/// `setsid`, such as `ssh -f` or an agent): they belong to no group we watch, and nothing
+/// else waits for them. Every process this harness spawns stays in its session, so no child
+/// another waiter expects is taken.
+fn reap_adopted_sessions() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::wait::{WaitPidFlag, waitpid};
+        let own = std::process::id();
+        let Ok(own_sid) = nix::unistd::getsid(None) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some((state, parent, session)) = zombie_facts(&stat) else {
+                continue;
+            };
+            if state == 'Z' && parent == own && session != own_sid.as_raw() {
+                let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+            }
+        }
+    }
+}
+
+/// `(state, ppid, session)` of a `/proc/<pid>/stat` line.
+fn zombie_facts(stat: &str) -> Option<(char, u32, i32)> {
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let _group: i32 = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some((state, parent, session))
 }
 
 /// Whether process group `pgid` has a process that can still run: `kill(-pgid, 0)`, and on

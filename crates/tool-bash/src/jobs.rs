@@ -32,7 +32,7 @@ pub struct JobSnapshot {
     pub kind: String,
     /// The command.
     pub label: String,
-    /// `running`, `completed` or `killed`.
+    /// `running`, `stopping`, `completed` or `killed`.
     pub status: String,
     /// How it ended (`exit code: 0`, `signal: SIGTERM`, `killed before exit`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,6 +64,18 @@ struct Job {
 impl Job {
     fn snapshot(&self, id: &str) -> JobSnapshot {
         let status = self.process.status();
+        // A kill was asked for but the process has not settled yet: dsh's `stopping`.
+        if status == ShellProcessStatus::Killed && !self.process.is_done() {
+            return JobSnapshot {
+                id: id.to_owned(),
+                kind: "bash".to_owned(),
+                label: self.label.clone(),
+                status: "stopping".to_owned(),
+                detail: None,
+                started_at: self.started_at,
+                finished_at: None,
+            };
+        }
         let detail = match status {
             ShellProcessStatus::Running => None,
             ShellProcessStatus::Killed => Some(self.process.signal().map_or_else(
@@ -122,7 +134,12 @@ impl JobRegistry {
             )));
         }
         id.strip_prefix("bash-")
-            .and_then(|number| number.parse::<u64>().ok())
+            .and_then(|number| {
+                number
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| n.to_string() == number)
+            })
             .and_then(|number| lock(&self.jobs).get(&number).cloned())
             .ok_or_else(|| ToolError::new(format!("unknown job {id}")))
     }
@@ -325,7 +342,10 @@ impl ToolDefinition for JobKillTool {
         let requested = job.process.kill();
         let snapshot = job.snapshot(&id);
         let (outcome, text) = if requested {
-            ("requested", format!("requested cancellation of job {id}"))
+            (
+                "cancellation-requested",
+                format!("requested cancellation of job {id}"),
+            )
         } else {
             (
                 "already-finished",

@@ -86,10 +86,10 @@ pub fn parameters(background: bool, escalation: bool) -> Value {
             "sandbox_permissions".into(),
             json!({
                 "type": "string",
-                "enum": ["workspace-write", "danger-full-access"],
                 "description": "The wider sandbox mode this command needs. Only valid as a \
                     one-shot retry of a command the sandbox just denied; requires justification \
-                    and user approval."
+                    and user approval.",
+                "enum": ["workspace-write", "danger-full-access"]
             }),
         );
         map.insert(
