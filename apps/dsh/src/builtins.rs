@@ -9,6 +9,9 @@ use dsh_bash_local::BashLocalPlugin;
 use dsh_bash_sandbox::BashSandboxPlugin;
 use dsh_compose::Registry;
 use dsh_kernel::DynPlugin;
+use dsh_llm::LlmPlugin;
+use dsh_llm_deepseek::DeepSeekPlugin;
+use dsh_llm_replay::ReplayPlugin;
 use dsh_persistence_jsonl::JsonlPersistencePlugin;
 use dsh_persistence_sqlite::SqlitePersistencePlugin;
 use dsh_sandbox_policy::SandboxPolicyPlugin;
@@ -21,6 +24,9 @@ use dsh_tools::ToolsPlugin;
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
     add(&mut registry, "dsh-session", SessionPlugin);
+    add(&mut registry, "dsh-llm", LlmPlugin);
+    add(&mut registry, "dsh-llm-deepseek", DeepSeekPlugin);
+    add(&mut registry, "dsh-llm-replay", ReplayPlugin);
     add(
         &mut registry,
         "dsh-persistence-jsonl",

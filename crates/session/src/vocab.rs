@@ -168,8 +168,9 @@ pub enum StreamChunk {
     },
     /// The stream ended.
     Finish {
-        /// Why the model stopped.
-        reason: String,
+        /// Why the model stopped: `{"kind": "stop" | "tool-calls" | "max-tokens"}`, or
+        /// `{"kind": "aborted" | "error", "failure": {...}}`.
+        reason: Value,
         /// Provider state to send back on the next call.
         #[serde(
             rename = "replayState",
@@ -485,6 +486,19 @@ mod tests {
             CoreEvent::read(&chunk),
             Some(Ok(CoreEvent::AssistantChunk { .. }))
         ));
+        let finish = SessionEvent::new(
+            "assistant/chunk",
+            5,
+            0,
+            json!({"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}),
+        );
+        assert!(
+            matches!(
+                CoreEvent::read(&finish),
+                Some(Ok(CoreEvent::AssistantChunk { .. }))
+            ),
+            "a real finish chunk reads"
+        );
         assert!(CoreEvent::read(&SessionEvent::new("goal/change", 5, 0, json!({}))).is_none());
         let bad = SessionEvent::new("turn/start", 6, 0, json!({"turn": "x"}));
         assert!(

@@ -2,7 +2,10 @@
 //!
 //! [`turns`] builds realistic session logs: turns with reasoning, text and tool-call chunks,
 //! a bash call and its result, shaped like the logs dsh 0.1.1 writes. [`plans`] generates
-//! random logs for property tests.
+//! random logs for property tests. [`fake_deepseek`] is a scriptable DeepSeek
+//! chat-completions server on loopback, streaming the events [`sse`] builds.
 
+pub mod fake_deepseek;
 pub mod plans;
+pub mod sse;
 pub mod turns;

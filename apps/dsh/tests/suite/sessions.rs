@@ -505,7 +505,7 @@ fn sessions_boot_only_the_storage_rows_of_the_headless_profile() {
     assert_eq!(boot.code, Some(1));
     assert!(
         boot.stderr
-            .contains("row \"llm\": plugin \"dsh-llm\" is not built into this dsh"),
+            .contains("row \"agent-loop\": plugin \"dsh-agent-loop\" is not built into this dsh"),
         "{}",
         boot.stderr
     );

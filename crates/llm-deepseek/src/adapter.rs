@@ -1,0 +1,377 @@
+//! The DeepSeek [`LlmAdapter`]: one HTTP request per `stream` call, read through the SSE
+//! parser and the translator, under the idle watchdog.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use dsh_llm::{
+    AdapterStream, GenerateOptions, LlmAdapter, LlmFailure, ModelInfo, ProviderInfo, Purpose,
+    ReasoningInfo, StreamChunk, async_trait, codes, usable_api_key, user_agent,
+};
+use futures_util::stream::{self, BoxStream, StreamExt};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_MODELS, DeepSeekConfig, Thinking};
+use crate::errors::http_failure;
+use crate::serialize::{RequestDefaults, build_request};
+use crate::sse::{SseItem, SseParser};
+use crate::translate::Translator;
+
+/// The display name of the provider.
+pub const PROVIDER_NAME: &str = "DeepSeek";
+
+/// Reads one environment variable (injectable so tests need not touch the process's).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The DeepSeek chat-completions adapter.
+///
+/// The API key is read from the environment variable named by `apiKeyEnv` on every `stream`
+/// call and is used only for the `authorization` header (marked sensitive); it is never
+/// stored, logged, or put in a failure or `Debug` output.
+pub struct DeepSeekAdapter {
+    client: reqwest::Client,
+    config: DeepSeekConfig,
+    env: EnvLookup,
+    user_id: Option<String>,
+}
+
+impl fmt::Debug for DeepSeekAdapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeepSeekAdapter")
+            .field("config", &self.config)
+            .field("user_id", &self.user_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeepSeekAdapter {
+    /// An adapter reading the process environment. Fails (`TRANSPORT`) only when the HTTP
+    /// client cannot be built.
+    pub fn new(config: DeepSeekConfig) -> Result<Self, LlmFailure> {
+        // reqwest's rustls backend is built without a provider: ring is ours. Installing
+        // fails harmlessly when the process already has a default provider.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .user_agent(user_agent())
+            .build()
+            .map_err(|error| {
+                LlmFailure::new(
+                    codes::TRANSPORT,
+                    format!("cannot build the DeepSeek HTTP client: {error}"),
+                )
+            })?;
+        Ok(Self {
+            client,
+            config,
+            env: Arc::new(|name: &str| std::env::var(name).ok()),
+            user_id: None,
+        })
+    }
+
+    /// Reads environment variables through `env` instead of the process environment.
+    #[must_use]
+    pub fn with_env(
+        mut self,
+        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.env = Arc::new(env);
+        self
+    }
+
+    /// Sends `x-deepseek-harness-user-id: <id>` (dsh's anonymous user id).
+    #[must_use]
+    pub fn with_user_id(mut self, id: impl Into<String>) -> Self {
+        self.user_id = Some(id.into());
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DeepSeekConfig {
+        &self.config
+    }
+
+    /// The base URL a request made now would use, without a trailing `/`.
+    pub fn base_url(&self) -> String {
+        let base = self
+            .config
+            .base_url
+            .clone()
+            .filter(|url| !url.trim().is_empty())
+            .or_else(|| (self.env)(BASE_URL_ENV).filter(|url| !url.trim().is_empty()))
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        base.trim().trim_end_matches('/').to_owned()
+    }
+
+    fn api_key(&self) -> Result<String, LlmFailure> {
+        let name = self.config.api_key_env();
+        let raw = (self.env)(name).unwrap_or_default();
+        if raw.trim().is_empty() {
+            return Err(LlmFailure::new(
+                codes::MISSING_CREDENTIAL,
+                format!("DeepSeek API key is missing: set {name}"),
+            ));
+        }
+        usable_api_key(&raw, crate::PLUGIN_NAME, name).map(str::to_owned)
+    }
+
+    fn defaults(&self) -> RequestDefaults {
+        RequestDefaults {
+            thinking: self.config.thinking,
+            reasoning_effort: Some(self.config.reasoning_effort().to_owned()),
+        }
+    }
+
+    fn idle(&self) -> Duration {
+        Duration::from_millis(self.config.stream_idle_timeout_ms())
+    }
+
+    fn headers(&self, key: &str, options: &GenerateOptions) -> Result<HeaderMap, LlmFailure> {
+        let invalid = |what: &str| {
+            LlmFailure::new(
+                codes::INVALID_REQUEST,
+                format!("DeepSeek request header {what} is not a valid header value"),
+            )
+        };
+        let mut headers = HeaderMap::new();
+        let mut auth = HeaderValue::from_str(&format!("Bearer {key}"))
+            .map_err(|_| invalid("authorization"))?;
+        auth.set_sensitive(true);
+        headers.insert(AUTHORIZATION, auth);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.insert(
+            USER_AGENT,
+            HeaderValue::from_str(&user_agent()).map_err(|_| invalid("user-agent"))?,
+        );
+        if let Some(id) = &self.user_id {
+            headers.insert(
+                "x-deepseek-harness-user-id",
+                HeaderValue::from_str(id).map_err(|_| invalid("x-deepseek-harness-user-id"))?,
+            );
+        }
+        if let Some(session) = &options.session_id {
+            headers.insert(
+                "x-deepseek-harness-session-id",
+                HeaderValue::from_str(session)
+                    .map_err(|_| invalid("x-deepseek-harness-session-id"))?,
+            );
+        }
+        if options.purpose == Some(Purpose::Compaction) {
+            headers.insert("x-deepseek-harness-compact", HeaderValue::from_static("1"));
+        }
+        Ok(headers)
+    }
+
+    fn model_info(&self, id: &str) -> ModelInfo {
+        let mut info = ModelInfo::new(id);
+        if DEFAULT_MODELS.contains(&id) {
+            info.name = id.to_owned();
+            if id.ends_with("vision-exp") {
+                info.input_modalities = Some(vec!["text".into(), "image".into()]);
+            } else {
+                info.input_modalities = Some(vec!["text".into()]);
+            }
+        }
+        info.context_window = Some(self.config.default_context_window());
+        info.max_output = Some(self.config.max_tokens());
+        info.reasoning = Some(if self.config.thinking == Some(Thinking::Disabled) {
+            ReasoningInfo::new(["off"], Some("off"))
+        } else {
+            ReasoningInfo::new(
+                ["off", "low", "high", "max"],
+                Some(self.config.reasoning_effort()),
+            )
+        });
+        info
+    }
+}
+
+fn timeout_failure(idle: Duration) -> LlmFailure {
+    LlmFailure::new(
+        codes::TIMEOUT,
+        format!("DeepSeek stream idle timeout after {}ms", idle.as_millis()),
+    )
+}
+
+fn aborted() -> LlmFailure {
+    LlmFailure::aborted("DeepSeek request aborted")
+}
+
+/// Waits for `future` unless `signal` fires (`ABORTED`) or `deadline` passes (`TIMEOUT`).
+async fn guarded<T>(
+    future: impl Future<Output = T>,
+    signal: &CancellationToken,
+    deadline: Instant,
+    idle: Duration,
+) -> Result<T, LlmFailure> {
+    tokio::select! {
+        biased;
+        () = signal.cancelled() => Err(aborted()),
+        result = tokio::time::timeout_at(deadline, future) => result.map_err(|_| timeout_failure(idle)),
+    }
+}
+
+#[async_trait]
+impl LlmAdapter for DeepSeekAdapter {
+    fn provider_info(&self, provider: &str) -> ProviderInfo {
+        ProviderInfo::new(provider, PROVIDER_NAME)
+    }
+
+    async fn list_models(&self, _provider: &str) -> Result<Vec<ModelInfo>, LlmFailure> {
+        Ok(DEFAULT_MODELS
+            .iter()
+            .map(|id| self.model_info(id))
+            .collect())
+    }
+
+    async fn prepare_call(
+        &self,
+        _provider: &str,
+        model: &str,
+        _signal: &CancellationToken,
+    ) -> Result<ModelInfo, LlmFailure> {
+        Ok(self.model_info(model))
+    }
+
+    async fn stream(&self, options: GenerateOptions) -> Result<AdapterStream, LlmFailure> {
+        let signal = options.signal.clone();
+        if signal.is_cancelled() {
+            return Err(aborted());
+        }
+        let key = self.api_key()?;
+        let base_url = self.base_url();
+        let body = build_request(&options, &self.defaults())?;
+        let headers = self.headers(&key, &options)?;
+        drop(key);
+        let idle = self.idle();
+        let body = serde_json::to_vec(&body).map_err(|error| {
+            LlmFailure::new(
+                codes::INVALID_REQUEST,
+                format!("cannot encode the request: {error}"),
+            )
+        })?;
+        let request = self
+            .client
+            .post(format!("{base_url}/chat/completions"))
+            .headers(headers)
+            .body(body);
+        let response = guarded(request.send(), &signal, Instant::now() + idle, idle)
+            .await?
+            .map_err(|error| {
+                tracing::debug!(error = %error, "DeepSeek request failed");
+                LlmFailure::new(
+                    codes::TRANSPORT,
+                    format!("DeepSeek API request to {base_url} failed"),
+                )
+            })?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let text = guarded(response.text(), &signal, Instant::now() + idle, idle)
+                .await?
+                .unwrap_or_default();
+            return Err(http_failure(
+                status.as_u16(),
+                &headers,
+                &text,
+                SystemTime::now(),
+            ));
+        }
+        let reader = Reader {
+            body: response.bytes_stream().boxed(),
+            parser: SseParser::new(),
+            translator: Some(Translator::new()),
+            items: Vec::new(),
+            chunks: VecDeque::new(),
+            signal,
+            idle,
+            base_url,
+            finished: false,
+        };
+        Ok(stream::unfold(reader, |mut reader| async move {
+            reader.next().await.map(|item| (item, reader))
+        })
+        .boxed())
+    }
+}
+
+/// The state of one response body being read.
+struct Reader {
+    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    parser: SseParser,
+    translator: Option<Translator>,
+    items: Vec<SseItem>,
+    chunks: VecDeque<StreamChunk>,
+    signal: CancellationToken,
+    idle: Duration,
+    base_url: String,
+    finished: bool,
+}
+
+impl Reader {
+    fn fail(&mut self, failure: LlmFailure) -> Option<Result<StreamChunk, LlmFailure>> {
+        self.finished = true;
+        self.chunks.clear();
+        Some(Err(failure))
+    }
+
+    async fn next(&mut self) -> Option<Result<StreamChunk, LlmFailure>> {
+        let mut deadline = Instant::now() + self.idle;
+        loop {
+            if let Some(chunk) = self.chunks.pop_front() {
+                return Some(Ok(chunk));
+            }
+            if self.finished {
+                return None;
+            }
+            let read = guarded(self.body.next(), &self.signal, deadline, self.idle).await;
+            let bytes = match read {
+                Err(failure) => return self.fail(failure),
+                Ok(None) => {
+                    let failure = self
+                        .parser
+                        .finish()
+                        .err()
+                        .unwrap_or_else(crate::sse::stream_closed);
+                    return self.fail(failure);
+                }
+                Ok(Some(Err(error))) => {
+                    tracing::debug!(error = %error, "DeepSeek stream failed");
+                    let message = format!("DeepSeek API stream from {} failed", self.base_url);
+                    return self.fail(LlmFailure::new(codes::TRANSPORT, message));
+                }
+                Ok(Some(Ok(bytes))) => bytes,
+            };
+            self.items.clear();
+            self.parser.feed(&bytes, &mut self.items);
+            if !self.items.is_empty() {
+                deadline = Instant::now() + self.idle;
+            }
+            let mut out = Vec::new();
+            for item in std::mem::take(&mut self.items) {
+                match item {
+                    SseItem::Comment => {}
+                    SseItem::Data(payload) => {
+                        if let Some(translator) = self.translator.as_mut()
+                            && let Err(failure) = translator.push(&payload, &mut out)
+                        {
+                            return self.fail(failure);
+                        }
+                    }
+                    SseItem::Done => {
+                        if let Some(translator) = self.translator.take() {
+                            translator.done(&mut out);
+                        }
+                        self.finished = true;
+                    }
+                }
+            }
+            self.chunks.extend(out);
+        }
+    }
+}

@@ -1,0 +1,6 @@
+mod common;
+mod errors;
+mod request;
+mod retry;
+mod sse_props;
+mod streams;

@@ -1,0 +1,16 @@
+//! A keyless model provider that answers from a recorded session log (dsh's `llm-replay`).
+//!
+//! A [`Recording`] is the `assistant/chunk` events of a session log, grouped into model steps
+//! by `(turn, step)`. The [`ReplayAdapter`] answers the n-th request of a session with the
+//! n-th recorded step, chunk for chunk, so a replayed run issues the same tool calls as the
+//! recorded one — for offline runs, demos and regression tests. A request after the last step
+//! fails with `REPLAY_EXHAUSTED`; a request that does not carry the results of the tool calls
+//! the previous step asked for fails with `REPLAY_DIVERGED`.
+
+mod adapter;
+mod plugin;
+mod recording;
+
+pub use adapter::{REPLAY_DIVERGED, REPLAY_EXHAUSTED, ReplayAdapter};
+pub use plugin::{ReplayConfig, ReplayPlugin};
+pub use recording::{RecordedStep, Recording};

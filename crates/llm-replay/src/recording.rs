@@ -1,0 +1,110 @@
+//! The model steps of a recorded session log.
+
+use std::path::Path;
+
+use dsh_llm::{ContentBlock, StreamChunk};
+use dsh_persistence_jsonl::Compression;
+use dsh_persistence_jsonl::decode::decode_log;
+use dsh_session::SessionEvent;
+
+/// One recorded model call: the chunks the model streamed for one `(turn, step)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedStep {
+    /// The turn.
+    pub turn: u64,
+    /// The step within the turn.
+    pub step: u64,
+    /// The chunks, in order.
+    pub chunks: Vec<StreamChunk>,
+}
+
+impl RecordedStep {
+    /// The ids of the tool calls the step asked for, in order.
+    pub fn tool_call_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for chunk in &self.chunks {
+            let id = match chunk {
+                StreamChunk::ToolCallDelta { id, .. } => Some(id.clone()),
+                StreamChunk::BlockEnd {
+                    block: ContentBlock::ToolCall { id, .. },
+                    ..
+                } => Some(id.clone()),
+                _ => None,
+            };
+            if let Some(id) = id.filter(|id| !ids.contains(id)) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+}
+
+/// The model steps of a session, in the order they were recorded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Recording {
+    /// The steps.
+    pub steps: Vec<RecordedStep>,
+}
+
+impl Recording {
+    /// Groups the `assistant/chunk` events of `events` by `(turn, step)`.
+    pub fn from_events(events: &[SessionEvent]) -> Result<Self, String> {
+        let mut steps: Vec<RecordedStep> = Vec::new();
+        for event in events
+            .iter()
+            .filter(|event| event.kind == "assistant/chunk")
+        {
+            let number = |key: &str| {
+                event
+                    .data
+                    .get(key)
+                    .and_then(serde_json::Value::as_u64)
+                    .ok_or_else(|| {
+                        format!(
+                            "assistant/chunk at seq {} has no numeric `{key}`",
+                            event.seq
+                        )
+                    })
+            };
+            let (turn, step) = (number("turn")?, number("step")?);
+            let chunk = event.data.get("chunk").cloned().unwrap_or_default();
+            let chunk: StreamChunk = serde_json::from_value(chunk).map_err(|error| {
+                format!(
+                    "assistant/chunk at seq {} does not read: {error}",
+                    event.seq
+                )
+            })?;
+            match steps.last_mut() {
+                Some(last) if last.turn == turn && last.step == step => last.chunks.push(chunk),
+                _ => steps.push(RecordedStep {
+                    turn,
+                    step,
+                    chunks: vec![chunk],
+                }),
+            }
+        }
+        Ok(Self { steps })
+    }
+
+    /// Reads a session log file (`session.jsonl`, or `session.jsonl.zstd` in zstd frames).
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let bytes = std::fs::read(path)
+            .map_err(|error| format!("cannot read the recording {}: {error}", path.display()))?;
+        let compression = if path.extension().is_some_and(|ext| ext == "zstd") {
+            Compression::Zstd
+        } else {
+            Compression::None
+        };
+        let log = decode_log(&bytes, compression, path)
+            .map_err(|error| format!("the recording {} does not read: {error}", path.display()))?;
+        let recording = Self::from_events(&log.events)
+            .map_err(|error| format!("the recording {}: {error}", path.display()))?;
+        if recording.steps.is_empty() {
+            return Err(format!(
+                "the recording {} has no assistant/chunk events to replay",
+                path.display()
+            ));
+        }
+        Ok(recording)
+    }
+}

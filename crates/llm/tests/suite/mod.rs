@@ -1,0 +1,6 @@
+mod assembler;
+mod registry;
+mod retry;
+mod stream;
+mod support;
+mod vocab;
