@@ -10,6 +10,10 @@ use dsh_llm_deepseek::sse::{SseItem, SseParser};
 use dsh_llm_deepseek::translate::Translator;
 use dsh_test_support::sse::{self, SseEvent};
 
+/// The allocator the `dsh` binary uses.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn recorded_stream() -> Vec<u8> {
     let mut events = vec![SseEvent::data(sse::chunk_role())];
     let mut reasoning = 0usize;

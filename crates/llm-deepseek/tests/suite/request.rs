@@ -73,6 +73,12 @@ fn matches_recorded_body_with_prior_tool_call() {
         serde_json::to_string(&body).unwrap(),
         serde_json::to_string(&recorded).unwrap()
     );
+    // The whole body, readable: assistant with reasoning_content, tool_calls and content "",
+    // then role "tool" with tool_call_id.
+    insta::assert_snapshot!(
+        "body_with_a_prior_tool_call",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
 }
 
 #[test]
