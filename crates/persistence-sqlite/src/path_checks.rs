@@ -6,8 +6,8 @@
 //! private (`0700`, `0600`).
 //!
 //! Two deliberate differences from dsh 0.1. A database file that group or others may *read*
-//! (a backup restored with `cp`, say) is opened with a warning instead of refused, since
-//! refusing does not make it private; group or other *write* permission is refused, as dsh
+//! (a backup restored with `cp`, say) is opened instead of refused, since refusing does not
+//! make it private (writing into it logs a warning to `chmod 600` it); group or other *write* permission is refused, as dsh
 //! does, since another user could then rewrite history. And a file its owner made read-only is
 //! read without taking a lock or leaving lock files behind (see `Database::open_read_only`),
 //! instead of failing, or worse, leaving a read-only `-shm` that breaks the next writer.

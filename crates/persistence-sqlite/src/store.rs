@@ -67,7 +67,10 @@ impl Store {
                 } else {
                     return Ok(None);
                 }
-                path_checks::warn_if_shared(path);
+                // Warn where it matters: when sessions are about to be written into it.
+                if for_write {
+                    path_checks::warn_if_shared(path);
+                }
                 if !path_checks::writable(path) {
                     self.database = Some(Database::open_read_only(path)?);
                 }
