@@ -224,6 +224,23 @@ async fn idle_timeout_with_short_configured_timeout() {
     assert!(!chunks.is_empty());
 }
 
+#[tokio::test(start_paused = true)]
+async fn the_default_five_minute_idle_timeout_fires_on_a_paused_clock() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    server.push(Reply::sse(sse::text_events("hello", 1, None)).stall_after(2));
+    let adapter = adapter_for(&server, DeepSeekConfig::default());
+    let started = tokio::time::Instant::now();
+    let (chunks, failure) = collect(&adapter, options("hi")).await;
+    let failure = failure.unwrap();
+    assert_eq!(failure.code, "TIMEOUT");
+    assert_eq!(
+        failure.message,
+        "DeepSeek stream idle timeout after 300000ms"
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_secs(300));
+    assert!(!chunks.is_empty());
+}
+
 #[tokio::test]
 async fn comments_rearm_the_watchdog() {
     let server = FakeDeepSeek::start().await.unwrap();
