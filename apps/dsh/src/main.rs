@@ -8,6 +8,7 @@ mod output;
 mod prepare;
 mod run;
 mod sessions;
+mod subset;
 mod tools;
 
 use std::process::ExitCode;

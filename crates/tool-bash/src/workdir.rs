@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use dsh_shell::canonical_path;
+
 /// The working directory of one call (dsh's `resolveWorkdir`).
 ///
 /// The session's directory is its `cwd` with symbolic links resolved (as dsh's
@@ -10,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Without a session, `None` lets the executor use its default, and a relative argument is
 /// passed as is.
 pub fn resolve_workdir(requested: Option<&str>, session_cwd: Option<&str>) -> Option<PathBuf> {
-    let session = session_cwd.map(|cwd| std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.into()));
+    let session = session_cwd.map(|cwd| canonical_path(Path::new(cwd)));
     match (requested, session) {
         (None, session) => session,
         (Some(dir), Some(session)) if !Path::new(dir).is_absolute() => Some(session.join(dir)),

@@ -10,12 +10,8 @@ mod destination;
 mod transcript;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::Context as _;
-use dsh_compose::boot;
-use dsh_compose::expr::LaunchEnv;
-use dsh_kernel::Kernel;
 use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
 use dsh_persistence_jsonl::header_line::header_line;
 use dsh_session::Canonical;
@@ -23,9 +19,8 @@ use dsh_session::json::to_js_string;
 
 use self::destination::Destination;
 use crate::args::SessionsAction;
-use crate::builtins;
 use crate::output;
-use crate::prepare::prepare;
+use crate::subset::with_rows;
 
 /// Plugins `dsh sessions` boots: the store and any persistence provider.
 fn is_storage_row(plugin: &str) -> bool {
@@ -34,38 +29,26 @@ fn is_storage_row(plugin: &str) -> bool {
 
 /// Runs one `dsh sessions` action; returns the exit code.
 pub fn run(profile: &str, patches: &[String], action: &SessionsAction) -> anyhow::Result<i32> {
-    let mut prepared = prepare(profile, true, patches)?;
-    prepared.composition.retain_rows(|row| {
-        row.as_map()
-            .and_then(|map| map.get("name"))
-            .and_then(|name| name.as_str())
-            .is_some_and(is_storage_row)
-    });
     // Reading sessions needs timers at most, never sockets.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
-        let kernel = Kernel::new()?;
-        let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
-        let registry = builtins::registry();
-        let booted = boot(&kernel, &prepared.composition, &registry, launch).await;
-        let outcome = match booted {
-            Err(error) => {
-                Err(anyhow::Error::new(error).context("the session store failed to load"))
-            }
-            Ok(_) => match kernel.root().get(&SESSION_PERSISTENCE) {
+    runtime.block_on(with_rows(
+        profile,
+        patches,
+        is_storage_row,
+        "the session store",
+        |ctx, home| async move {
+            match ctx.get(&SESSION_PERSISTENCE) {
                 None => Err(anyhow::anyhow!(
                     "profile \"{profile}\" has no session persistence row (such as \
                      session-persistence-jsonl or session-persistence-sqlite)"
                 )),
-                Some(store) => act(store.as_ref(), action, prepared.home.root()).await,
-            },
-        };
-        kernel.shutdown().await;
-        outcome
-    })
+                Some(store) => act(store.as_ref(), action, &home).await,
+            }
+        },
+    ))
 }
 
 async fn act(

@@ -5,20 +5,14 @@
 //! sandbox policy, the shell, the tool registry and the tool plugins), so the same `--profile`/`--patch` that
 //! shape a run shape what is listed and called here.
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
-use dsh_compose::boot;
-use dsh_compose::expr::LaunchEnv;
-use dsh_kernel::Kernel;
 use dsh_session::json::to_js_string;
 use dsh_tools::{CancellationToken, ContentBlock, TOOLS, ToolExecutionInput, ToolRegistry};
 use serde_json::{Value, json};
 
 use crate::args::ToolsAction;
-use crate::builtins;
 use crate::output;
-use crate::prepare::prepare;
+use crate::subset::with_rows;
 
 /// Plugins `dsh tools` boots.
 fn is_tool_row(plugin: &str) -> bool {
@@ -33,35 +27,25 @@ fn is_tool_row(plugin: &str) -> bool {
 
 /// Runs one `dsh tools` action; returns the exit code.
 pub fn run(profile: &str, patches: &[String], action: &ToolsAction) -> anyhow::Result<i32> {
-    let mut prepared = prepare(profile, true, patches)?;
-    prepared.composition.retain_rows(|row| {
-        row.as_map()
-            .and_then(|map| map.get("name"))
-            .and_then(|name| name.as_str())
-            .is_some_and(is_tool_row)
-    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
-        let kernel = Kernel::new()?;
-        let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
-        let registry = builtins::registry();
-        let booted = boot(&kernel, &prepared.composition, &registry, launch).await;
-        let outcome = match booted {
-            Err(error) => Err(anyhow::Error::new(error).context("the tools failed to load")),
-            Ok(_) => match kernel.root().get(&TOOLS) {
+    runtime.block_on(with_rows(
+        profile,
+        patches,
+        is_tool_row,
+        "the tools",
+        |ctx, _home| async move {
+            match ctx.get(&TOOLS) {
                 None => Err(anyhow::anyhow!(
                     "profile \"{profile}\" has no tool registry row (such as tools)"
                 )),
                 Some(tools) => act(&tools, action).await,
-            },
-        };
-        kernel.shutdown().await;
-        outcome
-    })
+            }
+        },
+    ))
 }
 
 async fn act(tools: &ToolRegistry, action: &ToolsAction) -> anyhow::Result<i32> {
