@@ -2,12 +2,13 @@
 //!
 //! Each seam crate exports its plugins; this is the one place that names them all. A row
 //! whose plugin is not registered here fails at boot with an error naming the row and the
-//! plugin. Plugin crates still to come (shell, tools, llm, agent loop, apps) add their line
-//! here when they land.
+//! plugin. Plugin crates still to come (the web app) add their line here when they land.
 
+use dsh_agent_loop::{AgentDefaultModelPlugin, AgentLoopPlugin, LlmRetryPlugin};
 use dsh_bash_local::BashLocalPlugin;
 use dsh_bash_sandbox::BashSandboxPlugin;
 use dsh_compose::Registry;
+use dsh_headless::{HeadlessRunnerPlugin, HeadlessStartupPlugin};
 use dsh_kernel::DynPlugin;
 use dsh_llm::LlmPlugin;
 use dsh_llm_deepseek::DeepSeekPlugin;
@@ -17,6 +18,7 @@ use dsh_persistence_sqlite::SqlitePersistencePlugin;
 use dsh_sandbox_policy::SandboxPolicyPlugin;
 use dsh_session::SessionPlugin;
 use dsh_shell_env::ShellEnvPlugin;
+use dsh_system_prompt::SystemPromptPlugin;
 use dsh_tool_bash::ToolBashPlugin;
 use dsh_tools::ToolsPlugin;
 
@@ -43,6 +45,16 @@ pub fn registry() -> Registry {
     add(&mut registry, "dsh-bash-local", BashLocalPlugin);
     add(&mut registry, "dsh-tools", ToolsPlugin);
     add(&mut registry, "dsh-tool-bash", ToolBashPlugin);
+    add(&mut registry, "dsh-system-prompt", SystemPromptPlugin);
+    add(&mut registry, "dsh-agent-loop", AgentLoopPlugin);
+    add(
+        &mut registry,
+        "dsh-agent-default-model",
+        AgentDefaultModelPlugin,
+    );
+    add(&mut registry, "dsh-llm-retry", LlmRetryPlugin);
+    add(&mut registry, "dsh-headless/startup", HeadlessStartupPlugin);
+    add(&mut registry, "dsh-headless", HeadlessRunnerPlugin);
     registry
 }
 

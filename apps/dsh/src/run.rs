@@ -13,6 +13,8 @@ use dsh_compose::launch::APP_EXIT;
 use dsh_compose::launch::AppExit;
 use dsh_compose::launch::CMDLINE_ARGS;
 use dsh_compose::launch::CmdlineArgs;
+use dsh_compose::launch::LOADER;
+use dsh_compose::launch::Loader;
 use dsh_kernel::Kernel;
 
 use crate::builtins;
@@ -38,6 +40,8 @@ pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Resu
         root.provide(&CMDLINE_ARGS, Arc::new(CmdlineArgs::new(args)))?;
         let (exit, mut exit_requests) = AppExit::channel();
         root.provide(&APP_EXIT, Arc::new(exit))?;
+        let loader = Arc::new(Loader::new());
+        root.provide(&LOADER, Arc::clone(&loader))?;
         let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
         let registry = builtins::registry();
 
@@ -46,10 +50,16 @@ pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Resu
             code = signals.next() => return Ok(shutdown(&kernel, code, &mut signals).await),
         };
         if let Err(error) = booted {
+            // An app that asked to exit while booting (`--help`, a usage error) left its
+            // other rows waiting on purpose: its exit code stands, not the audit.
+            if let Some(code) = exit_requests.requested_now() {
+                return Ok(shutdown(&kernel, code, &mut signals).await);
+            }
             shutdown(&kernel, 1, &mut signals).await;
             return Err(anyhow::Error::new(error).context("plugin tree failed to load"));
         }
         tracing::debug!(profile = %prepared.profile.name, "booted");
+        loader.mark_settled();
         let code = tokio::select! {
             code = exit_requests.requested() => code,
             code = signals.next() => code,

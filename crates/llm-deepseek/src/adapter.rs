@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use dsh_llm::{
     AdapterStream, GenerateOptions, LlmAdapter, LlmFailure, ModelInfo, ProviderInfo, Purpose,
-    ReasoningInfo, StreamChunk, async_trait, codes, usable_api_key, user_agent,
+    ReasoningInfo, RetryPolicy, StreamChunk, async_trait, codes, usable_api_key, user_agent,
 };
 use futures_util::stream::{self, BoxStream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
@@ -38,6 +38,7 @@ pub struct DeepSeekAdapter {
     config: DeepSeekConfig,
     env: EnvLookup,
     user_id: Option<String>,
+    retry_policy: RetryPolicy,
 }
 
 impl fmt::Debug for DeepSeekAdapter {
@@ -53,6 +54,9 @@ impl DeepSeekAdapter {
     /// An adapter reading the process environment. Fails (`TRANSPORT`) only when the HTTP
     /// client cannot be built.
     pub fn new(config: DeepSeekConfig) -> Result<Self, LlmFailure> {
+        let retry_policy =
+            RetryPolicy::from_config(config.retry_policy.as_ref(), "llm-deepseek.retryPolicy")
+                .map_err(|message| LlmFailure::new(codes::INVALID_ADAPTER, message))?;
         // reqwest's rustls backend is built without a provider: ring is ours. Installing
         // fails harmlessly when the process already has a default provider.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -70,6 +74,7 @@ impl DeepSeekAdapter {
             config,
             env: Arc::new(|name: &str| std::env::var(name).ok()),
             user_id: None,
+            retry_policy,
         })
     }
 
@@ -220,6 +225,10 @@ async fn guarded<T>(
 impl LlmAdapter for DeepSeekAdapter {
     fn provider_info(&self, provider: &str) -> ProviderInfo {
         ProviderInfo::new(provider, PROVIDER_NAME)
+    }
+
+    fn retry_policy(&self, _provider: &str) -> Option<RetryPolicy> {
+        Some(self.retry_policy.clone())
     }
 
     async fn list_models(&self, _provider: &str) -> Result<Vec<ModelInfo>, LlmFailure> {

@@ -43,9 +43,8 @@ impl Thinking {
     }
 }
 
-/// Row config of `dsh-llm-deepseek` (camelCase keys, all optional; unknown keys such as
-/// `retryPolicy` are accepted and ignored). Holds no secret: only the *name* of the key's
-/// environment variable.
+/// Row config of `dsh-llm-deepseek` (camelCase keys, all optional; unknown keys are accepted
+/// and ignored). Holds no secret: only the *name* of the key's environment variable.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeepSeekConfig {
@@ -66,6 +65,10 @@ pub struct DeepSeekConfig {
     pub default_context_window: Option<u64>,
     /// The idle timeout of a stream in milliseconds (default 300000).
     pub stream_idle_timeout_ms: Option<u64>,
+    /// The route's retry policy (dsh's `retryPolicy`: `mode`, `maxRetries`,
+    /// `retryableCodes`, `backoff {initialDelayMs, maxDelayMs, jitterRatio}`); absent, the
+    /// default (5 retries, 0.5 to 10 s).
+    pub retry_policy: Option<serde_json::Value>,
 }
 
 impl DeepSeekConfig {

@@ -6,7 +6,9 @@
 //! executors confine by it; the bash tool asks it before every call.
 
 mod plugin;
+mod prompt;
 mod service;
 
 pub use plugin::{SandboxPolicyConfig, SandboxPolicyPlugin};
+pub use prompt::{POLICY_CONTEXT_NAME, POLICY_CONTEXT_ORDER};
 pub use service::{LocalSandboxPolicy, SANDBOX_MODE_EVENT, last_sandbox_mode, policy_context};

@@ -7,6 +7,7 @@ use dsh_kernel::{BoxError, Context, Plugin};
 use dsh_shell::{NetworkPolicy, SANDBOX_POLICY, SandboxMode, SandboxPolicyService};
 use serde::Deserialize;
 
+use crate::prompt::PolicyContext;
 use crate::service::LocalSandboxPolicy;
 
 /// Row config of `dsh-sandbox-policy`.
@@ -56,13 +57,15 @@ impl Plugin for SandboxPolicyPlugin {
             Some(root) => std::path::absolute(root)?,
             None => std::env::current_dir()?,
         };
-        let service: Arc<dyn SandboxPolicyService> = Arc::new(LocalSandboxPolicy::new(
+        let local = Arc::new(LocalSandboxPolicy::new(
             mode,
             &root,
             config.network,
             Some(ctx.clone()),
         ));
+        let service: Arc<dyn SandboxPolicyService> = local.clone();
         ctx.provide(&SANDBOX_POLICY, service)?;
+        ctx.plugin(PolicyContext { policy: local }, serde_json::Value::Null)?;
         Ok(())
     }
 }

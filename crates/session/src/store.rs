@@ -95,6 +95,15 @@ pub enum StoreError {
     /// An append from inside a `session/event` listener of the same session.
     #[error("session \"{0}\" cannot append while it is publishing an event")]
     Reentrant(String),
+    /// A `session/created` listener refused the session; it was withdrawn.
+    #[error("session \"{session}\" was refused by a session/created listener: {source}")]
+    Refused {
+        /// Session id.
+        session: String,
+        /// The listener failures.
+        #[source]
+        source: DispatchError,
+    },
     /// Flush listeners failed.
     #[error("flushing session \"{session}\" failed: {source}")]
     Flush {
@@ -118,6 +127,8 @@ pub struct LiveSession {
     /// the session itself is unlocked while they run, so they may read it.
     publishing: Mutex<()>,
     disposed: std::sync::atomic::AtomicBool,
+    /// Set when the store registers the session; a staged session publishes no events.
+    published: std::sync::atomic::AtomicBool,
     ctx: Context,
 }
 
@@ -179,6 +190,10 @@ impl LiveSession {
             return Err(StoreError::Disposed(self.id.clone()));
         }
         let event = self.lock().append(kind, data, intent)?;
+        if !self.published.load(Ordering::SeqCst) {
+            // Staged: whoever registers it later sees the whole log at `session/created`.
+            return Ok(event);
+        }
         let notice = EventNotice {
             session: Arc::clone(self),
             event: Arc::clone(&event),
@@ -238,6 +253,12 @@ impl SessionStore {
 
     /// Creates and registers a live session, then announces it on `session/created`.
     pub fn create(&self, options: CreateOptions) -> Result<Arc<LiveSession>, StoreError> {
+        let session = self.new_session(options)?;
+        self.publish(session)
+    }
+
+    /// Builds a session from `options` without registering it (an absent id is minted).
+    pub fn new_session(&self, options: CreateOptions) -> Result<Session, StoreError> {
         let id = match options.id {
             Some(id) => id,
             None => loop {
@@ -251,37 +272,95 @@ impl SessionStore {
         header.cwd = options.cwd;
         header.parent_session = options.parent_session;
         header.seed_length = options.seed_length;
-        let session = match options.seed {
+        Ok(match options.seed {
             Some(seed) => Session::from_seed(header, seed)?,
             None => Session::new(header)?,
-        };
-        self.publish(session)
+        })
     }
 
     /// Registers a session built elsewhere (a resumed one from persistence) and announces it.
-    pub fn publish(&self, mut session: Session) -> Result<Arc<LiveSession>, StoreError> {
+    /// A failing `session/created` listener is logged; the session stays registered.
+    pub fn publish(&self, session: Session) -> Result<Arc<LiveSession>, StoreError> {
+        let live = self.stage(session)?;
+        self.register(&live)?;
+        self.published(&live, false)?;
+        Ok(live)
+    }
+
+    /// Wraps `session` as a live session that is not registered yet: appends work, but
+    /// nothing is published on `session/event` and [`SessionStore::get`] does not see it.
+    /// [`SessionStore::commit`] registers it; dropping it leaves no trace.
+    pub fn stage(&self, mut session: Session) -> Result<Arc<LiveSession>, StoreError> {
         if self.invariants {
             session.enable_invariants()?;
         }
-        let id = session.id().to_owned();
-        let live = Arc::new(LiveSession {
-            id: id.clone(),
+        Ok(Arc::new(LiveSession {
+            id: session.id().to_owned(),
             session: Mutex::new(session),
             publishing: Mutex::new(()),
             disposed: std::sync::atomic::AtomicBool::new(false),
+            published: std::sync::atomic::AtomicBool::new(false),
             ctx: self.ctx.clone(),
-        });
+        }))
+    }
+
+    /// Registers a staged session and announces it on `session/created`. A failing listener
+    /// refuses it: the session is withdrawn ([`SessionStore::withdraw`]) and
+    /// [`StoreError::Refused`] returned, so no half-created session stays behind.
+    pub fn commit(&self, live: &Arc<LiveSession>) -> Result<(), StoreError> {
+        self.register(live)?;
+        self.published(live, true)
+    }
+
+    /// Retires a registered session without flushing it (a creation being rolled back): it
+    /// takes no more events, leaves the store, and `session/disposed` is announced.
+    pub fn withdraw(&self, live: &Arc<LiveSession>) {
         {
+            let _in_order = live
+                .publishing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            live.disposed.store(true, Ordering::SeqCst);
+        }
+        let removed = {
             let mut map = self.live();
-            if map.contains_key(&id) {
-                return Err(StoreError::AlreadyExists(id));
+            match map.get(&live.id) {
+                Some(entry) if Arc::ptr_eq(entry, live) => map.remove(&live.id),
+                _ => None,
             }
-            map.insert(id, Arc::clone(&live));
+        };
+        if removed.is_some()
+            && let Err(error) = self.ctx.emit::<SessionDisposed>(live)
+        {
+            tracing::error!(session = %live.id, "session/disposed listener failed: {error}");
         }
-        if let Err(error) = self.ctx.emit::<SessionCreated>(&live) {
-            tracing::error!(session = %live.id, "session/created listener failed: {error}");
+    }
+
+    fn register(&self, live: &Arc<LiveSession>) -> Result<(), StoreError> {
+        let mut map = self.live();
+        if map.contains_key(&live.id) {
+            return Err(StoreError::AlreadyExists(live.id.clone()));
         }
-        Ok(live)
+        map.insert(live.id.clone(), Arc::clone(live));
+        Ok(())
+    }
+
+    fn published(&self, live: &Arc<LiveSession>, refusable: bool) -> Result<(), StoreError> {
+        live.published.store(true, Ordering::SeqCst);
+        match self.ctx.emit::<SessionCreated>(live) {
+            Ok(()) => Ok(()),
+            Err(source) if refusable => {
+                self.withdraw(live);
+                Err(StoreError::Refused {
+                    session: live.id.clone(),
+                    source,
+                })
+            }
+            Err(error) => {
+                tracing::error!(session = %live.id, "session/created listener failed: {error}");
+                Ok(())
+            }
+        }
     }
 
     /// The live session with this id.

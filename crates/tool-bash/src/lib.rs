@@ -16,10 +16,12 @@ pub mod args;
 mod escalation;
 pub mod jobs;
 mod plugin;
+mod prompt;
 pub mod render;
 pub mod schema;
 mod tool;
 pub mod workdir;
 
 pub use plugin::{ToolBashConfig, ToolBashPlugin};
+pub use prompt::{PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER};
 pub use tool::BashTool;

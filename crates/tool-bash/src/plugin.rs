@@ -10,6 +10,7 @@ use dsh_tools::TOOLS;
 use serde::Deserialize;
 
 use crate::jobs::{JobKillTool, JobListTool, JobOutputTool, JobRegistry};
+use crate::prompt::BashPromptSection;
 use crate::tool::BashTool;
 
 /// Row config of `dsh-tool-bash` (dsh's key).
@@ -60,6 +61,7 @@ impl Plugin for ToolBashPlugin {
             .then(|| Arc::new(JobRegistry::default()));
         let bash = BashTool::new(ctx.clone(), shell, shell_env, policy, jobs.clone());
         tools.register(&ctx, Arc::new(bash))?;
+        ctx.plugin(BashPromptSection, serde_json::Value::Null)?;
         if let Some(jobs) = jobs {
             tools.register(
                 &ctx,

@@ -66,6 +66,7 @@ pub use execution::{
     ToolDispatch, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolFailure,
 };
 pub use fn_tool::FnTool;
+pub use pipeline::StagedToolCall;
 pub use plugin::{PLUGIN_NAME, ToolsConfig, ToolsPlugin};
 pub use registry::{ExecutionMode, RUN_CODE_NAME, TOOLS, ToolGuard, ToolRegistry};
 pub use tokio_util::sync::CancellationToken;

@@ -12,7 +12,7 @@ use super::support::Sandbox;
 #[test]
 fn booting_rows_whose_plugins_are_not_built_fails_naming_each_row_and_plugin() {
     let sandbox = Sandbox::new();
-    let run = sandbox.run(&["--profile", "headless", "run the tests"]);
+    let run = sandbox.run(&["--profile", "web"]);
     assert_eq!(run.code, Some(1));
     assert_eq!(run.stdout, "");
     assert!(
@@ -22,10 +22,10 @@ fn booting_rows_whose_plugins_are_not_built_fails_naming_each_row_and_plugin() {
         run.stderr
     );
     assert!(!run.stderr.contains("row \"session\""), "{}", run.stderr);
-    assert!(!run.stderr.contains("row \"llm\""), "{}", run.stderr);
+    assert!(!run.stderr.contains("row \"agent-loop\""), "{}", run.stderr);
     for line in [
-        "  row \"agent-loop\": plugin \"dsh-agent-loop\" is not built into this dsh\n",
-        "  row \"headless-runner\": plugin \"dsh-headless\" is not built into this dsh\n",
+        "  row \"web-startup\": plugin \"dsh-web-app/startup\" is not built into this dsh\n",
+        "  row \"web-runtime\": plugin \"dsh-web-app\" is not built into this dsh\n",
     ] {
         assert!(run.stderr.contains(line), "{}", run.stderr);
     }

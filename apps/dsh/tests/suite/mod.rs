@@ -1,5 +1,6 @@
 mod boot;
 mod dump;
+pub mod headless;
 mod launcher;
 mod sessions;
 mod sessions_sqlite;

@@ -500,12 +500,12 @@ fn raw_zstd_frame(text: &str) -> Vec<u8> {
 #[test]
 fn sessions_boot_only_the_storage_rows_of_the_headless_profile() {
     let sandbox = zstd_sandbox();
-    // The whole headless profile cannot boot in this dsh...
-    let boot = sandbox.run(&["--profile", "headless", "hello"]);
+    // The whole web profile cannot boot in this dsh yet...
+    let boot = sandbox.run(&["--profile", "web"]);
     assert_eq!(boot.code, Some(1));
     assert!(
         boot.stderr
-            .contains("row \"agent-loop\": plugin \"dsh-agent-loop\" is not built into this dsh"),
+            .contains("row \"web-runtime\": plugin \"dsh-web-app\" is not built into this dsh"),
         "{}",
         boot.stderr
     );

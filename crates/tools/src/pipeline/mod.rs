@@ -79,16 +79,71 @@ pub(crate) enum Stage {
     Final(ToolExecutionResult),
 }
 
+/// A call between the pipeline's stages, for a scheduler that runs them apart (the agent
+/// loop keeps `tools/pre-execute` and `tools/post-execute` in model order while bodies
+/// overlap): [`ToolRegistry::prepare_call`], then [`ToolRegistry::dispatch_call`] (which may
+/// run concurrently with other calls' dispatches), then [`ToolRegistry::finalize_call`].
+pub struct StagedToolCall {
+    call: Call,
+    stage: Stage,
+}
+
+impl std::fmt::Debug for StagedToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StagedToolCall")
+            .field("call_id", &self.call.exec.call_id())
+            .field("name", &self.call.exec.name())
+            .field("needs_dispatch", &self.needs_dispatch())
+            .finish()
+    }
+}
+
+impl StagedToolCall {
+    /// Whether the body still has to run ([`ToolRegistry::dispatch_call`]); `false` when
+    /// the call was refused or failed before dispatch.
+    pub fn needs_dispatch(&self) -> bool {
+        matches!(self.stage, Stage::Dispatch)
+    }
+}
+
 impl ToolRegistry {
     /// Runs one call through the whole pipeline and returns its final result (the one
     /// `tools/result` observers saw). Never fails: every failure is an `isError` result.
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        let staged = self.prepare_call(input).await;
+        let staged = self.dispatch_call(staged).await;
+        self.finalize_call(staged).await
+    }
+
+    /// The first stage: snapshot, cancellation, `tools/pre-execute`, approval and guards.
+    pub async fn prepare_call(&self, input: ToolExecutionInput) -> StagedToolCall {
         let (call, stage) = self.prepare(input).await;
-        let result = match stage {
+        StagedToolCall { call, stage }
+    }
+
+    /// The second stage: `tools/execute` around the body, when the call got that far;
+    /// otherwise the call is returned as it was.
+    pub async fn dispatch_call(&self, staged: StagedToolCall) -> StagedToolCall {
+        let StagedToolCall { call, stage } = staged;
+        let stage = match stage {
             Stage::Dispatch => match Box::pin(self.dispatch(&call)).await {
-                Dispatched::Post(result) => Box::pin(self.post_execute(&call, result)).await,
-                Dispatched::Final(result) => result,
+                Dispatched::Post(result) => Stage::Post(result),
+                Dispatched::Final(result) => Stage::Final(result),
             },
+            other => other,
+        };
+        StagedToolCall { call, stage }
+    }
+
+    /// The last stage: `tools/post-execute` and the `tools/result` notification. A call
+    /// that was never dispatched although it needed to be is `ABORTED_BEFORE_DISPATCH`.
+    pub async fn finalize_call(&self, staged: StagedToolCall) -> ToolExecutionResult {
+        let StagedToolCall { call, stage } = staged;
+        let result = match stage {
+            Stage::Dispatch => {
+                let result = ToolExecutionResult::from_error(&ToolError::aborted_before_dispatch());
+                Box::pin(self.post_execute(&call, result)).await
+            }
             Stage::Post(result) => Box::pin(self.post_execute(&call, result)).await,
             Stage::Final(result) => result,
         };

@@ -1,0 +1,56 @@
+//! The dsh agent loop (dsh's `dsh-agent` and `dsh-agent-loop`): agents bound to sessions and
+//! the driver that runs their turns.
+//!
+//! - [`AgentRegistry`] (`agents`): [`AgentRegistry::create`] and [`AgentRegistry::resume`]
+//!   bring an [`Agent`] and its session to life as one transaction; `dispose` retires them.
+//! - [`Agent`]: [`Agent::followup`] starts a turn, [`Agent::steer`] joins the running one,
+//!   [`Agent::inject`] adds context to the next step, [`Agent::cancel`] stops it with a
+//!   [`CancelCause`], [`Agent::when_idle`] waits for it.
+//! - A turn logs `turn/start`, then steps: each claims the inbox, assembles the system prompt
+//!   (`dsh-system-prompt`), logs the step's `user/message`s (with a runtime-context snapshot
+//!   when it changed), the `request/header` and `request/context` when they changed, every
+//!   streamed `assistant/chunk`, the `assistant/message`, and each tool call's `tool/call` and
+//!   `tool/result`; the turn ends with `turn/end` and its [`TurnEnd`]. The model's messages
+//!   are derived from the log at every step: what the model saw is what was logged.
+//! - Events ([`events`]) let plugins rewrite or reject steps, choose the request config,
+//!   retry failed requests ([`LlmRetryPlugin`]), and keep a turn going.
+//! - Before each request and each tool call the loop flushes the session, so a crash loses
+//!   no completed step.
+//!
+//! Differences from dsh: an optional step limit (`maxSteps`, off by default) ends a runaway
+//! turn with the code [`STEP_LIMIT`]; there are no per-agent plugin scopes (event payloads
+//! carry the agent instead); maintenance jobs, `concludesTurn` and tool-result
+//! `additionalContexts` are not offered yet.
+
+mod agent;
+mod cause;
+mod default_model;
+mod error;
+pub mod events;
+mod inbox;
+mod options;
+mod outcome;
+mod plugin;
+mod registry;
+mod request;
+mod retry;
+mod runtime;
+mod runtime_context;
+mod step;
+mod tool_calls;
+mod turn;
+
+pub use agent::Agent;
+pub use cause::CancelCause;
+pub use default_model::{
+    AGENT_DEFAULT_MODEL, AgentDefaultModel, AgentDefaultModelPlugin, DEFAULT_MODEL_PLUGIN_NAME,
+    ModelSelection,
+};
+pub use error::AgentError;
+pub use inbox::INBOX_SPLICED;
+pub use options::{AgentOptions, AgentStatus, InboxTarget, SessionStartSource};
+pub use outcome::{STEP_LIMIT, TurnEnd};
+pub use plugin::{AgentLoopConfig, AgentLoopPlugin, ConfiguredAgent, PLUGIN_NAME};
+pub use registry::{AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions};
+pub use retry::{LlmRetryConfig, LlmRetryPlugin, RETRY_PLUGIN_NAME};
+pub use runtime::LoopSettings;

@@ -1,0 +1,244 @@
+//! One turn: `turn/start`, steps while the model works or messages steer it, `turn/end`
+//! with the reason.
+
+use std::sync::Arc;
+
+use dsh_kernel::error_chain;
+use dsh_llm::{LlmFailure, Message};
+use dsh_session::SurfaceIntent;
+use dsh_system_prompt::{AssembleContext, PromptAssembly, render_context_sections};
+use serde_json::json;
+
+use crate::agent::Agent;
+use crate::cause::Abort;
+use crate::error::TurnError;
+use crate::events::{AgentPreStep, AgentTurnStopping, PreStep, PreStepDecision, TurnStopping};
+use crate::options::InboxTarget;
+use crate::outcome::{STEP_LIMIT, TurnEnd};
+
+impl Agent {
+    /// Runs the next turn of the running activity. Returns whether another turn should
+    /// follow (it ended cleanly and messages wait).
+    pub(crate) async fn turn(self: &Arc<Self>) -> bool {
+        let Some((abort, turn)) =
+            self.with_running(|running| (running.abort.clone(), running.turn + 1))
+        else {
+            return false;
+        };
+        if abort.is_aborted() {
+            return false;
+        }
+        if let Err(error) = self.session().append(
+            "turn/start",
+            json!({"turn": turn}),
+            SurfaceIntent::default(),
+        ) {
+            self.report_error(turn - 1, 0, LlmFailure::unknown(error.to_string()));
+            return false;
+        }
+        self.with_running(|running| running.turn = turn);
+        let mut ends: Option<TurnEnd> = None;
+        let outcome = self.run_steps(turn, &abort, &mut ends).await;
+        let may_continue = matches!(outcome, Ok(true));
+        let reason = match outcome {
+            Ok(_) => ends.unwrap_or(TurnEnd::Completed),
+            Err(_) if abort.is_aborted() => {
+                TurnEnd::Aborted(abort.cause().unwrap_or(crate::CancelCause::Parent))
+            }
+            Err(TurnError::Aborted) => TurnEnd::Aborted(crate::CancelCause::Parent),
+            Err(TurnError::Failed(failure)) => {
+                let step = self.with_running(|running| running.step).unwrap_or(0);
+                self.report_error(turn, step, failure.clone());
+                TurnEnd::Error(failure)
+            }
+        };
+        let data = json!({"turn": turn, "reason": reason.to_json()});
+        if let Err(error) = self
+            .session()
+            .append("turn/end", data, SurfaceIntent::default())
+        {
+            self.report_error(turn, 0, LlmFailure::unknown(error.to_string()));
+            return false;
+        }
+        may_continue && self.continue_if_pending()
+    }
+
+    /// The steps of one turn. `Ok(true)`: the turn ran to its natural end, and queued
+    /// messages may start the next one; `Ok(false)`: it stopped early (rejected, nothing to
+    /// do, the step limit), and the driver goes idle.
+    async fn run_steps(
+        self: &Arc<Self>,
+        turn: u64,
+        abort: &Abort,
+        ends: &mut Option<TurnEnd>,
+    ) -> Result<bool, TurnError> {
+        let mut target = InboxTarget::NextTurn;
+        loop {
+            check(abort)?;
+            let current = self.with_running(|running| running.step).unwrap_or(0);
+            let step = current + 1;
+            let (decision, assembly) = self.pre_step(target, turn, step, abort).await?;
+            let messages = match decision {
+                PreStepDecision::Reject => {
+                    *ends = Some(TurnEnd::Blocked);
+                    return Ok(false);
+                }
+                PreStepDecision::Enter(messages) => messages,
+            };
+            if ends.is_some() && messages.is_empty() {
+                return Ok(true);
+            }
+            if current == 0 && messages.is_empty() {
+                *ends = Some(TurnEnd::Completed);
+                return Ok(false);
+            }
+            if let Some(limit) = self.runtime.settings.max_steps
+                && step > limit
+            {
+                *ends = Some(TurnEnd::Error(LlmFailure::new(
+                    STEP_LIMIT,
+                    format!(
+                        "turn {turn} reached the step limit of {limit} steps (agent-loop \
+                         config maxSteps); send a follow-up to continue, or raise the limit"
+                    ),
+                )));
+                return Ok(false);
+            }
+            check(abort)?;
+            self.session().append(
+                "step/start",
+                json!({"turn": turn, "step": step}),
+                SurfaceIntent::default(),
+            )?;
+            self.with_running(|running| running.step = step);
+            let result = self
+                .enter_step(turn, step, messages, &assembly, abort)
+                .await;
+            let closed = self.session().append(
+                "step/end",
+                json!({"turn": turn, "step": step}),
+                SurfaceIntent::default(),
+            );
+            let step_end = result?;
+            closed?;
+            if !matches!(ends, Some(TurnEnd::MaxTokens)) {
+                *ends = step_end;
+            }
+            check(abort)?;
+            if ends.is_some() && self.next_step_empty() {
+                self.turn_stopping(turn, abort).await?;
+                check(abort)?;
+            }
+            if ends.is_some() && self.next_step_empty() {
+                return Ok(true);
+            }
+            target = InboxTarget::NextStep;
+        }
+    }
+
+    /// Logs the step's messages, then runs it.
+    async fn enter_step(
+        self: &Arc<Self>,
+        turn: u64,
+        step: u64,
+        messages: Vec<Message>,
+        assembly: &PromptAssembly,
+        abort: &Abort,
+    ) -> Result<Option<TurnEnd>, TurnError> {
+        for message in messages {
+            let data = serde_json::to_value(&message).map_err(|error| {
+                TurnError::unknown(format!("a step message is not JSON: {error}"))
+            })?;
+            self.session()
+                .append("user/message", data, SurfaceIntent::append())?;
+            lock_retained(self).observe(&message);
+        }
+        self.step(turn, step, assembly, abort).await
+    }
+
+    /// Claims the step's messages, assembles the prompt, projects the runtime context and
+    /// asks `agent/pre-step`.
+    async fn pre_step(
+        self: &Arc<Self>,
+        target: InboxTarget,
+        turn: u64,
+        step: u64,
+        abort: &Abort,
+    ) -> Result<(PreStepDecision, PromptAssembly), TurnError> {
+        let claimed = self
+            .claim(target, turn)
+            .map_err(|error| TurnError::unknown(error.to_string()))?;
+        let context = AssembleContext {
+            session_id: Some(self.id().to_owned()),
+            provider: self.options().provider.clone(),
+            model: self.options().model.clone(),
+            cwd: self.session().header().cwd,
+            signal: Some(abort.token().clone()),
+        };
+        let assembly = self
+            .runtime
+            .prompt
+            .assemble(&context)
+            .await
+            .map_err(|error| TurnError::unknown(error.to_string()))?;
+        check(abort)?;
+        let sections = render_context_sections(&assembly)
+            .map_err(|error| TurnError::unknown(error.to_string()))?;
+        let snapshot = lock_retained(self).project(&sections);
+        let Some(agent) = self.arc() else {
+            return Err(TurnError::Aborted);
+        };
+        let args = PreStep {
+            agent,
+            messages: claimed,
+            turn,
+            step,
+            signal: abort.token().clone(),
+        };
+        let decision = self
+            .runtime
+            .ctx
+            .waterfall::<AgentPreStep, _, _>(args, move |args| async move {
+                let mut messages = args.messages;
+                messages.extend(snapshot);
+                Ok(PreStepDecision::Enter(messages))
+            })
+            .await
+            .map_err(|error| TurnError::unknown(error_chain(error.as_ref())))?;
+        check(abort)?;
+        Ok((decision, assembly))
+    }
+
+    async fn turn_stopping(self: &Arc<Self>, turn: u64, abort: &Abort) -> Result<(), TurnError> {
+        let Some(agent) = self.arc() else {
+            return Err(TurnError::Aborted);
+        };
+        let args = TurnStopping {
+            agent,
+            turn,
+            signal: abort.token().clone(),
+        };
+        self.runtime
+            .ctx
+            .serial::<AgentTurnStopping>(args)
+            .await
+            .map(drop)
+            .map_err(|error| TurnError::unknown(error.to_string()))
+    }
+}
+
+fn lock_retained(agent: &Agent) -> std::sync::MutexGuard<'_, crate::runtime_context::Retained> {
+    agent
+        .runtime_context
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `Err(Aborted)` once the activity is cancelled.
+pub(crate) fn check(abort: &Abort) -> Result<(), TurnError> {
+    if abort.is_aborted() {
+        Err(TurnError::Aborted)
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,175 @@
+//! What one run did, folded from the events it logged.
+
+use std::sync::Arc;
+
+use dsh_session::SessionEvent;
+use serde_json::{Map, Value, json};
+
+/// The run's outcome.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunSummary {
+    /// The last non-empty text of an assistant message (text blocks joined).
+    pub text: String,
+    /// The last `turn/end` reason, if a turn ended.
+    pub reason: Option<Value>,
+    /// The token counts of the run's assistant messages, summed per field.
+    pub usage: Map<String, Value>,
+    /// Steps the run opened.
+    pub steps: u64,
+}
+
+impl RunSummary {
+    /// Folds the events with `seq >= first_seq` that follow the run's first `turn/start`
+    /// (dsh's headless fold), adding up usage.
+    pub fn fold(events: &[Arc<SessionEvent>], first_seq: u64) -> Self {
+        let mut summary = Self::default();
+        let mut started = false;
+        for event in events.iter().filter(|event| event.seq >= first_seq) {
+            match event.kind.as_ref() {
+                "turn/start" => started = true,
+                _ if !started => {}
+                "step/start" => summary.steps += 1,
+                "assistant/message" => summary.add_message(&event.data),
+                "turn/end" => summary.reason = event.data.get("reason").cloned(),
+                _ => {}
+            }
+        }
+        summary
+    }
+
+    fn add_message(&mut self, data: &Value) {
+        let joined: String = data
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect();
+        if !joined.is_empty() {
+            self.text = joined;
+        }
+        if let Some(Value::Object(usage)) = data.get("usage") {
+            for (key, value) in usage {
+                if let Some(count) = value.as_u64() {
+                    let total = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+                    self.usage.insert(key.clone(), json!(total + count));
+                }
+            }
+        }
+    }
+
+    /// The reason's kind (`none` when no turn ended).
+    pub fn reason_kind(&self) -> &str {
+        self.reason
+            .as_ref()
+            .and_then(|reason| reason.get("kind"))
+            .and_then(Value::as_str)
+            .unwrap_or("none")
+    }
+
+    /// dsh's exit code: 0 only when the turn completed.
+    pub fn exit_code(&self) -> i32 {
+        if self.reason_kind() == "completed" {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// `dsh: <code>: <message>` for an `error` ending.
+    pub fn error_line(&self) -> Option<String> {
+        let error = self.reason.as_ref()?.get("error")?;
+        if self.reason_kind() != "error" {
+            return None;
+        }
+        let code = error
+            .get("code")
+            .and_then(Value::as_str)
+            .unwrap_or("UNKNOWN");
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Some(format!("dsh: {code}: {message}"))
+    }
+
+    /// The `--output json` object.
+    pub fn to_json(&self, session_id: &str) -> Value {
+        json!({
+            "sessionId": session_id,
+            "text": self.text,
+            "reason": self.reason.clone().unwrap_or(Value::Null),
+            "usage": self.usage,
+            "steps": self.steps,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: &str, seq: u64, data: Value) -> Arc<SessionEvent> {
+        Arc::new(SessionEvent::new(kind, seq, 1, data))
+    }
+
+    fn assistant(seq: u64, text: &str, output: u64) -> Arc<SessionEvent> {
+        event(
+            "assistant/message",
+            seq,
+            json!({"turn": 1, "step": 1, "message": {"role": "assistant",
+                "content": [{"type": "text", "text": text}], "source": {"kind": "model"}, "id": "m"},
+                "usage": {"inputTokens": 10, "outputTokens": output}}),
+        )
+    }
+
+    #[test]
+    fn the_last_non_empty_text_and_summed_usage() {
+        let events = vec![
+            assistant(0, "old turn", 99),
+            event("turn/start", 1, json!({"turn": 2})),
+            event("step/start", 2, json!({"turn": 2, "step": 1})),
+            assistant(3, "first", 5),
+            assistant(4, "", 1),
+            event("step/start", 5, json!({"turn": 2, "step": 2})),
+            assistant(6, "final", 7),
+            event(
+                "turn/end",
+                7,
+                json!({"turn": 2, "reason": {"kind": "completed"}}),
+            ),
+        ];
+        let summary = RunSummary::fold(&events, 1);
+        assert_eq!(summary.text, "final");
+        assert_eq!(summary.exit_code(), 0);
+        assert_eq!(summary.steps, 2);
+        assert_eq!(summary.usage["inputTokens"], json!(30));
+        assert_eq!(summary.usage["outputTokens"], json!(13));
+        assert_eq!(summary.error_line(), None);
+    }
+
+    #[test]
+    fn an_error_ending_prints_its_code() {
+        let events = vec![
+            event("turn/start", 0, json!({"turn": 1})),
+            event(
+                "turn/end",
+                1,
+                json!({"turn": 1, "reason": {"kind": "error", "error": {"message": "slow down", "code": "RATE_LIMIT"}}}),
+            ),
+        ];
+        let summary = RunSummary::fold(&events, 0);
+        assert_eq!(summary.exit_code(), 1);
+        assert_eq!(
+            summary.error_line().as_deref(),
+            Some("dsh: RATE_LIMIT: slow down")
+        );
+    }
+
+    #[test]
+    fn no_turn_is_a_failure() {
+        assert_eq!(RunSummary::fold(&[], 0).exit_code(), 1);
+        assert_eq!(RunSummary::fold(&[], 0).reason_kind(), "none");
+    }
+}
