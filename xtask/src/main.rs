@@ -11,6 +11,7 @@ use std::process::Command;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod fake_model;
 mod process_bench;
 
 fn main() -> ExitCode {
@@ -23,11 +24,13 @@ fn main() -> ExitCode {
         Some("bench") => bench(rest),
         Some("deny") => deny(),
         Some(process_bench::MEASURE) => process_bench::measure(rest),
-        _ => Err("usage: cargo xtask ci | bench [--quick] | deny\n\
+        _ => Err(
+            "usage: cargo xtask ci | bench [--quick] [--process [filter]] | deny\n\
              \n  ci     fmt check, clippy -D warnings, tests, doc tests, cargo deny\
              \n  bench  criterion benchmarks and whole-process dsh measurements\
              \n  deny   cargo deny check (licenses, advisories, bans, sources)"
-            .to_owned()),
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -138,11 +141,20 @@ fn deny() -> Result<(), String> {
 
 fn bench(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|arg| arg == "--quick");
-    let mut criterion = vec!["bench", "--workspace", "--bench", "*", "--locked", "--"];
-    if quick {
-        criterion.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
+    // `--process [filter]`: only the whole-process cases (those whose name contains filter).
+    let process_only = args.iter().position(|arg| arg == "--process");
+    let filter = process_only
+        .and_then(|at| args.get(at + 1))
+        .filter(|arg| !arg.starts_with("--"))
+        .cloned()
+        .unwrap_or_default();
+    if process_only.is_none() {
+        let mut criterion = vec!["bench", "--workspace", "--bench", "*", "--locked", "--"];
+        if quick {
+            criterion.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
+        }
+        cargo(&criterion)?;
     }
-    cargo(&criterion)?;
     cargo(&["build", "--release", "--locked", "-p", "dsh"])?;
     let writer = "write_long_session";
     cargo(&[
@@ -160,5 +172,6 @@ fn bench(args: &[String]) -> Result<(), String> {
         &release.join("dsh"),
         &release.join("examples").join(writer),
         runs,
+        &filter,
     )
 }

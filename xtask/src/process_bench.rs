@@ -80,15 +80,24 @@ const CASES: &[Case] = &[
         wall_target: Duration::from_millis(100),
         rss_target_kib: 60 * 1024,
     },
+    // A whole agent turn: boot, two model requests to a loopback fake answering at once,
+    // one confined bash call, the session written and flushed, exit.
+    Case {
+        name: "dsh --profile headless (1 bash call)",
+        args: &["--profile", "headless", "print a word with bash"],
+        baseline: "dsh 0.1.1: 0.98-1.8 s, 175-178 MB",
+        wall_target: Duration::from_millis(60),
+        rss_target_kib: 25 * 1024,
+    },
 ];
 
 /// Runs each case `runs` times with a private `DSH_HOME` and prints the figures. `writer` is
 /// the `write_long_session` example, which stores the long session the load cases open.
-pub fn run(binary: &Path, writer: &Path, runs: usize) -> Result<(), String> {
+pub fn run(binary: &Path, writer: &Path, runs: usize, filter: &str) -> Result<(), String> {
     let home = std::env::temp_dir().join(format!("dsh-bench-{}", std::process::id()));
     let outcome = write_sessions(writer, &home)
         .and_then(|()| convert_to_sqlite(binary, &home))
-        .and_then(|()| run_cases(binary, runs, &home));
+        .and_then(|()| run_cases(binary, runs, &home, filter));
     let _ = std::fs::remove_dir_all(&home);
     outcome
 }
@@ -131,13 +140,13 @@ fn convert_to_sqlite(binary: &Path, home: &Path) -> Result<(), String> {
         .map_err(|error| format!("cannot copy {}: {error}", overlay.display()))
 }
 
-fn run_cases(binary: &Path, runs: usize, home: &Path) -> Result<(), String> {
+fn run_cases(binary: &Path, runs: usize, home: &Path, filter: &str) -> Result<(), String> {
     report("");
     report(&format!(
         "whole-process measurements ({runs} runs each, after one warm-up run)"
     ));
     let mut missed = Vec::new();
-    for case in CASES {
+    for case in CASES.iter().filter(|case| case.name.contains(filter)) {
         let (median, p90, peak) = measure_in_fresh_process(binary, runs, home, case.args)?;
         let verdict = if median <= case.wall_target && peak <= case.rss_target_kib {
             "ok"
@@ -176,7 +185,10 @@ fn measure_in_fresh_process(
     args: &[&str],
 ) -> Result<(Duration, Duration, i64), String> {
     let me = std::env::current_exe().map_err(|error| format!("cannot find xtask: {error}"))?;
+    let model = crate::fake_model::start()?;
     let output = Command::new(me)
+        .env("DEEPSEEK_BASE_URL", model)
+        .env("DEEPSEEK_API_KEY", "sk-bench")
         .arg(MEASURE)
         .arg(runs.to_string())
         .arg(home)

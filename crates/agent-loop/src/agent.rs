@@ -25,6 +25,7 @@ use crate::options::{AgentOptions, AgentStatus, InboxTarget};
 use crate::request::RequestState;
 use crate::runtime::LoopRuntime;
 use crate::runtime_context::Retained;
+use crate::summary::TurnSummary;
 
 /// An agent: the model driver of one session. Its id is the session's id.
 pub struct Agent {
@@ -36,6 +37,8 @@ pub struct Agent {
     driver: Mutex<Driver>,
     idle: watch::Sender<bool>,
     disposed: AtomicBool,
+    /// The runtime drivers are spawned on (so a message may be sent from any thread).
+    handle: tokio::runtime::Handle,
     pub(crate) request: Mutex<RequestState>,
     pub(crate) runtime_context: Mutex<Retained>,
     me: Weak<Agent>,
@@ -66,6 +69,58 @@ pub(crate) struct Running {
     pub(crate) turn: u64,
     pub(crate) step: u64,
     wake_requested: bool,
+    /// The driver is going idle: a wake now is latched and replayed, never lost.
+    finishing: bool,
+}
+
+impl Running {
+    fn new(turn: u64) -> Self {
+        Self {
+            abort: Abort::default(),
+            turn,
+            step: 0,
+            wake_requested: false,
+            finishing: false,
+        }
+    }
+
+    /// A fresh activity continuing after `self`'s last turn.
+    fn restart(&mut self) {
+        *self = Self::new(self.turn);
+    }
+}
+
+thread_local! {
+    /// Agents whose inbox change this thread is logging: a `session/event` listener of that
+    /// append must not touch the same inbox (it would wait on itself).
+    static SPLICING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Marks this thread as splicing one agent's inbox until dropped.
+struct SplicingMark(usize);
+
+impl SplicingMark {
+    fn enter(agent: &Agent) -> Self {
+        let key = std::ptr::from_ref(agent) as usize;
+        SPLICING.with(|stack| stack.borrow_mut().push(key));
+        Self(key)
+    }
+
+    fn active(agent: &Agent) -> bool {
+        let key = std::ptr::from_ref(agent) as usize;
+        SPLICING.with(|stack| stack.borrow().contains(&key))
+    }
+}
+
+impl Drop for SplicingMark {
+    fn drop(&mut self) {
+        SPLICING.with(|stack| {
+            let mut stack = stack.borrow_mut();
+            if let Some(at) = stack.iter().rposition(|key| *key == self.0) {
+                stack.remove(at);
+            }
+        });
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,6 +147,9 @@ impl Agent {
         let request = RequestState::restore(&events);
         let retained = Retained::restore(&events);
         let (idle, _) = watch::channel(true);
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            AgentError::Invalid("an agent needs a tokio runtime to run its turns".to_owned())
+        })?;
         Ok(Arc::new_cyclic(|me| Self {
             id: session.id().to_owned(),
             options,
@@ -104,6 +162,7 @@ impl Agent {
             }),
             idle,
             disposed: AtomicBool::new(false),
+            handle,
             request: Mutex::new(request),
             runtime_context: Mutex::new(retained),
             me: me.clone(),
@@ -134,9 +193,39 @@ impl Agent {
         }
     }
 
-    /// The messages waiting in `target`.
-    pub fn pending(&self, target: InboxTarget) -> Vec<Message> {
-        lock(&self.inbox).queue(target).to_vec()
+    /// The messages waiting in `target`. Refused from a `session/event` listener of this
+    /// agent's own inbox change (the change is half done there).
+    pub fn pending(&self, target: InboxTarget) -> Result<Vec<Message>, AgentError> {
+        self.check_not_splicing()?;
+        Ok(lock(&self.inbox).queue(target).to_vec())
+    }
+
+    fn check_not_splicing(&self) -> Result<(), AgentError> {
+        if SplicingMark::active(self) {
+            return Err(AgentError::Invalid(format!(
+                "agent \"{}\": its inbox cannot be used from a session/event listener of its own \
+                 inbox change",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
+    /// One logged inbox change (see [`Inbox::splice`]).
+    fn splice(
+        &self,
+        target: InboxTarget,
+        start: usize,
+        delete: usize,
+        inserted: Vec<Message>,
+        cancelling: bool,
+    ) -> Result<Spliced, AgentError> {
+        self.check_not_splicing()?;
+        let mut inbox = lock(&self.inbox);
+        let _mark = SplicingMark::enter(self);
+        inbox
+            .splice(&self.session, target, start, delete, inserted, cancelling)
+            .map_err(|error| AgentError::Invalid(error.to_string()))
     }
 
     /// Queues `message` in `target` and, with `wakeup`, starts the driver if it is idle. A
@@ -163,9 +252,7 @@ impl Agent {
         } else {
             target
         };
-        let spliced = lock(&self.inbox)
-            .splice(&self.session, target, usize::MAX, 0, vec![message], true)
-            .map_err(|error| AgentError::Invalid(error.to_string()))?;
+        let spliced = self.splice(target, usize::MAX, 0, vec![message], true)?;
         self.notify(spliced);
         if wakeup {
             self.wake(waking_after_abort);
@@ -213,15 +300,30 @@ impl Agent {
 
     fn clear_inbox(&self) {
         for target in [InboxTarget::NextStep, InboxTarget::NextTurn] {
-            let spliced =
-                lock(&self.inbox).splice(&self.session, target, 0, usize::MAX, vec![], true);
-            match spliced {
+            match self.splice(target, 0, usize::MAX, vec![], true) {
                 Ok(spliced) => self.notify(spliced),
                 Err(error) => {
                     tracing::error!(agent = %self.id, "clearing the inbox failed: {error}");
                 }
             }
         }
+    }
+
+    /// Makes everything the session logged so far durable; `Ok(false)` when no persistence
+    /// listens.
+    pub async fn flush(&self) -> Result<bool, AgentError> {
+        Ok(self.runtime.sessions.flush(&self.id).await?)
+    }
+
+    /// Sends `message` as a follow-up once the agent is idle, waits for the turns it causes,
+    /// flushes the session, and returns what they did.
+    pub async fn run_turn(&self, message: Message) -> Result<TurnSummary, AgentError> {
+        self.when_idle().await;
+        let first_seq = self.session.with(dsh_session::Session::next_seq);
+        self.followup(message)?;
+        self.when_idle().await;
+        self.flush().await?;
+        Ok(TurnSummary::fold(&self.session.events(), first_seq))
     }
 
     /// Waits until the driver is idle (at once when it is).
@@ -242,20 +344,15 @@ impl Agent {
     /// Claims the messages of a step: all of `next-step`, plus the first of `next-turn`
     /// when the step opens a turn.
     pub(crate) fn claim(&self, target: InboxTarget, turn: u64) -> Result<Vec<Message>, AgentError> {
-        let mut claimed = Vec::new();
-        let mut inbox = lock(&self.inbox);
-        let mut take = |queue: InboxTarget, count: usize| -> Result<(), AgentError> {
-            let spliced = inbox
-                .splice(&self.session, queue, 0, count, vec![], false)
-                .map_err(|error| AgentError::Invalid(error.to_string()))?;
-            claimed.extend(spliced.removed);
-            Ok(())
-        };
-        take(InboxTarget::NextStep, usize::MAX)?;
+        let mut claimed = self
+            .splice(InboxTarget::NextStep, 0, usize::MAX, vec![], false)?
+            .removed;
         if target == InboxTarget::NextTurn {
-            take(InboxTarget::NextTurn, 1)?;
+            claimed.extend(
+                self.splice(InboxTarget::NextTurn, 0, 1, vec![], false)?
+                    .removed,
+            );
         }
-        drop(inbox);
         if let Some(agent) = self.me.upgrade() {
             for message in &claimed {
                 let notice = InboxClaim {
@@ -299,28 +396,30 @@ impl Agent {
         }
     }
 
-    /// Starts the driver when idle; otherwise latches the wake when it must wait for a
-    /// cancelled activity to finish (never for a disposal).
+    /// Starts the driver when idle and a message waits; otherwise latches the wake when it
+    /// must wait for a cancelled activity, or for a driver that is going idle (never for a
+    /// disposal), so it is replayed rather than lost.
     fn wake(&self, after_abort: bool) {
         if self.disposed.load(Ordering::SeqCst) {
             return;
         }
         let start = {
             let mut driver = lock(&self.driver);
+            let last_turn = driver.last_turn;
             match driver.running.as_mut() {
                 Some(running) => {
-                    if after_abort && running.abort.cause() != Some(CancelCause::Disposed) {
+                    if (after_abort || running.finishing)
+                        && running.abort.cause() != Some(CancelCause::Disposed)
+                    {
                         running.wake_requested = true;
                     }
                     false
                 }
+                // A message the last turn already claimed leaves nothing to wake for.
+                None if !lock(&self.inbox).has_pending() => false,
                 None => {
-                    driver.running = Some(Running {
-                        abort: Abort::default(),
-                        turn: driver.last_turn,
-                        step: 0,
-                        wake_requested: false,
-                    });
+                    driver.running = Some(Running::new(last_turn));
+                    self.idle.send_replace(false);
                     true
                 }
             }
@@ -331,65 +430,66 @@ impl Agent {
         let Some(agent) = self.me.upgrade() else {
             return;
         };
-        self.idle.send_replace(false);
         self.emit_status(AgentStatus::Running);
-        tokio::spawn(agent.drive());
+        drop(self.handle.spawn(agent.drive()));
     }
 
-    /// Runs turns until nothing waits, then goes idle (replaying a latched wake).
+    /// Runs turns while messages wait, then goes idle. Whether to go on and going idle are
+    /// decided under the driver lock, and a wake arriving while the driver announces that it
+    /// goes idle is latched and replayed, so no message is left waiting on an idle agent.
     async fn drive(self: Arc<Self>) {
         loop {
-            let more = AssertUnwindSafe(self.turn()).catch_unwind().await;
-            let more = more.unwrap_or_else(|_| {
+            let turn = AssertUnwindSafe(self.turn()).catch_unwind().await;
+            let may_continue = turn.unwrap_or_else(|_| {
                 tracing::error!(agent = %self.id, "the agent's turn panicked; the driver stops");
                 false
             });
-            if more {
-                continue;
+            {
+                let mut driver = lock(&self.driver);
+                let Some(running) = driver.running.as_mut() else {
+                    break;
+                };
+                if may_continue && self.more_work() {
+                    running.restart();
+                    continue;
+                }
+                running.finishing = true;
             }
+            self.emit_status(AgentStatus::Idle);
             let replay = {
                 let mut driver = lock(&self.driver);
-                let replay = driver
+                let latched = driver
                     .running
                     .as_ref()
-                    .is_some_and(|running| running.wake_requested)
-                    && lock(&self.inbox).has_pending()
-                    && !self.disposed.load(Ordering::SeqCst);
-                if replay {
+                    .is_some_and(|running| running.wake_requested);
+                if latched && self.more_work() {
                     if let Some(running) = driver.running.as_mut() {
-                        running.abort = Abort::default();
-                        running.step = 0;
-                        running.wake_requested = false;
+                        running.restart();
                     }
-                } else if let Some(running) = driver.running.take() {
-                    driver.last_turn = running.turn;
+                    true
+                } else {
+                    if let Some(running) = driver.running.take() {
+                        driver.last_turn = running.turn;
+                    }
+                    self.idle.send_replace(true);
+                    false
                 }
-                replay
             };
             if !replay {
                 break;
             }
+            self.emit_status(AgentStatus::Running);
         }
-        self.emit_status(AgentStatus::Idle);
-        self.idle.send_replace(true);
+    }
+
+    /// Whether messages wait and the agent may still run turns.
+    fn more_work(&self) -> bool {
+        lock(&self.inbox).has_pending() && !self.disposed.load(Ordering::SeqCst)
     }
 
     /// Reads the running activity.
     pub(crate) fn with_running<R>(&self, read: impl FnOnce(&mut Running) -> R) -> Option<R> {
         lock(&self.driver).running.as_mut().map(read)
-    }
-
-    /// After a turn ended cleanly: continue with a fresh activity when messages wait.
-    pub(crate) fn continue_if_pending(&self) -> bool {
-        if !lock(&self.inbox).has_pending() || self.disposed.load(Ordering::SeqCst) {
-            return false;
-        }
-        self.with_running(|running| {
-            running.abort = Abort::default();
-            running.wake_requested = false;
-            running.step = 0;
-        })
-        .is_some()
     }
 
     fn emit_status(&self, status: AgentStatus) {

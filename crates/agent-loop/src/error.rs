@@ -9,9 +9,15 @@ pub enum AgentError {
     /// The session refused an event.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Persistence failed while resuming.
-    #[error(transparent)]
-    Persistence(#[from] dsh_persistence::PersistenceError),
+    /// The stored session could not be brought back.
+    #[error("cannot resume session \"{id}\": {source}")]
+    Resume {
+        /// The session id.
+        id: String,
+        /// Why persistence refused it.
+        #[source]
+        source: dsh_persistence::PersistenceError,
+    },
     /// The request breaks a rule (a message already pending, bad options, a disposed agent).
     #[error("{0}")]
     Invalid(String),

@@ -37,6 +37,7 @@ mod retry;
 mod runtime;
 mod runtime_context;
 mod step;
+mod summary;
 mod tool_calls;
 mod turn;
 
@@ -54,3 +55,7 @@ pub use plugin::{AgentLoopConfig, AgentLoopPlugin, ConfiguredAgent, PLUGIN_NAME}
 pub use registry::{AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions};
 pub use retry::{LlmRetryConfig, LlmRetryPlugin, RETRY_PLUGIN_NAME};
 pub use runtime::LoopSettings;
+pub use summary::TurnSummary;
+
+/// The message vocabulary agents take (re-exported from `dsh-llm`).
+pub use dsh_llm::{ContentBlock, Message, MessageSource};

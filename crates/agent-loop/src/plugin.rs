@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_llm::{LLM, ToolSchema};
+use dsh_llm::LLM;
 use dsh_session::SESSIONS;
 use dsh_system_prompt::{SYSTEM_PROMPT, ToolProviderResult};
 use dsh_tools::TOOLS;
@@ -118,15 +118,7 @@ impl Plugin for AgentLoopPlugin {
         prompt.variable(&ctx, "model", |context| context.model.clone())?;
         prompt.variable(&ctx, "cwd", |context| context.cwd.clone())?;
         prompt.tools(&ctx, move |_| ToolProviderResult {
-            schemas: tools
-                .schemas()
-                .into_iter()
-                .map(|schema| ToolSchema {
-                    name: schema.name,
-                    description: schema.description,
-                    parameters: schema.parameters,
-                })
-                .collect(),
+            schemas: tools.schemas(),
             known_names: None,
         })?;
         let registry = Arc::new(AgentRegistry::new(runtime));

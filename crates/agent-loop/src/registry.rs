@@ -114,7 +114,13 @@ impl AgentRegistry {
                     .to_owned(),
             )
         })?;
-        let prepared = persistence.prepare(&id).await?;
+        let prepared = persistence
+            .prepare(&id)
+            .await
+            .map_err(|source| AgentError::Resume {
+                id: id.clone(),
+                source,
+            })?;
         let live = self.runtime.sessions.stage(prepared.session)?;
         self.publish(
             live,

@@ -17,8 +17,8 @@ use crate::options::InboxTarget;
 use crate::outcome::{STEP_LIMIT, TurnEnd};
 
 impl Agent {
-    /// Runs the next turn of the running activity. Returns whether another turn should
-    /// follow (it ended cleanly and messages wait).
+    /// Runs the next turn of the running activity. Returns whether the driver may go on to
+    /// another turn (this one ran to its natural end); the driver decides whether one waits.
     pub(crate) async fn turn(self: &Arc<Self>) -> bool {
         let Some((abort, turn)) =
             self.with_running(|running| (running.abort.clone(), running.turn + 1))
@@ -60,7 +60,7 @@ impl Agent {
             self.report_error(turn, 0, LlmFailure::unknown(error.to_string()));
             return false;
         }
-        may_continue && self.continue_if_pending()
+        may_continue
     }
 
     /// The steps of one turn. `Ok(true)`: the turn ran to its natural end, and queued
@@ -77,6 +77,21 @@ impl Agent {
             check(abort)?;
             let current = self.with_running(|running| running.step).unwrap_or(0);
             let step = current + 1;
+            // Checked before the inbox is claimed, so steering waits for the next turn.
+            if let Some(limit) = self.runtime.settings.max_steps
+                && step > limit
+            {
+                let failure = LlmFailure::new(
+                    STEP_LIMIT,
+                    format!(
+                        "turn {turn} reached the step limit of {limit} steps (agent-loop \
+                         config maxSteps); send a follow-up to continue, or raise the limit"
+                    ),
+                );
+                self.report_error(turn, current, failure.clone());
+                *ends = Some(TurnEnd::Error(failure));
+                return Ok(false);
+            }
             let (decision, assembly) = self.pre_step(target, turn, step, abort).await?;
             let messages = match decision {
                 PreStepDecision::Reject => {
@@ -90,18 +105,6 @@ impl Agent {
             }
             if current == 0 && messages.is_empty() {
                 *ends = Some(TurnEnd::Completed);
-                return Ok(false);
-            }
-            if let Some(limit) = self.runtime.settings.max_steps
-                && step > limit
-            {
-                *ends = Some(TurnEnd::Error(LlmFailure::new(
-                    STEP_LIMIT,
-                    format!(
-                        "turn {turn} reached the step limit of {limit} steps (agent-loop \
-                         config maxSteps); send a follow-up to continue, or raise the limit"
-                    ),
-                )));
                 return Ok(false);
             }
             check(abort)?;

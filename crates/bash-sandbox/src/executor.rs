@@ -106,6 +106,19 @@ impl SandboxBashExecutor {
         self.selector.verdict()
     }
 
+    /// Starts the backend probe on a blocking thread, unless the verdict is known, so the
+    /// first confined command does not wait for it (the probe runs the runner once, a few
+    /// milliseconds). Needs a tokio runtime; without one it does nothing.
+    pub fn warm_up(&self) {
+        if self.selector.verdict.get().is_some() {
+            return;
+        }
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let selector = Arc::clone(&self.selector);
+            drop(handle.spawn_blocking(move || selector.verdict()));
+        }
+    }
+
     /// Terminates every process tree still alive and waits until each is gone; afterwards
     /// nothing more is started.
     pub async fn shutdown(&self) {

@@ -116,11 +116,21 @@ impl Plugin for BashSandboxPlugin {
             .map_err(|error| format!("bash-sandbox: cannot locate the sandbox runner: {error}"))?;
         let local = LocalBashExecutor::new(config.shell)?;
         let executor = Arc::new(SandboxBashExecutor::new(local, policy, options));
+        // Probe while the rest of the tree boots and the model thinks, not in the first call.
+        if config_confines(&ctx) {
+            executor.warm_up();
+        }
         let service: Arc<dyn ShellExecutor> = Arc::clone(&executor) as Arc<dyn ShellExecutor>;
         ctx.provide(&SHELL, service)?;
         ctx.effect_async(move || async move { executor.shutdown().await })?;
         Ok(())
     }
+}
+
+/// Whether the standing policy confines (not `danger-full-access`), so a probe will be needed.
+fn config_confines(ctx: &Context) -> bool {
+    ctx.get(&SANDBOX_POLICY)
+        .is_some_and(|policy| policy.standing().mode != dsh_shell::SandboxMode::DangerFullAccess)
 }
 
 #[cfg(test)]

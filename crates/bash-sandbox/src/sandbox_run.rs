@@ -202,6 +202,10 @@ fn run(grants: &Grants, command: &[OsString]) -> i32 {
     let Some((program, args)) = command.split_first() else {
         return fail("usage error: missing `-- <argv>...` command");
     };
+    // A booted dsh turns transparent huge pages off for itself (see apps/dsh's `run`); the
+    // command gets the system's setting back.
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_thp_disable(false);
     let error = Command::new(program).args(args).exec();
     fail(&format!(
         "exec failed: {}: {error}",

@@ -17,9 +17,7 @@
 mod args;
 mod runner;
 mod startup;
-mod summary;
 
 pub use args::{HeadlessArgs, OutputFormat, Parsed, TASK_REQUIRED, parse};
 pub use runner::{HeadlessRunnerPlugin, RUNNER_PLUGIN_NAME, RunnerConfig};
 pub use startup::{HEADLESS_STARTUP, HeadlessStartupPlugin, STARTUP_PLUGIN_NAME, StartupConfig};
-pub use summary::RunSummary;

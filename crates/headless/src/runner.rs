@@ -6,18 +6,17 @@ use std::io::Write;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    AGENT_DEFAULT_MODEL, AGENTS, Agent, AgentOptions, CreateAgentOptions, ResumeAgentOptions,
+    AGENT_DEFAULT_MODEL, AGENTS, Agent, AgentOptions, ContentBlock, CreateAgentOptions, Message,
+    MessageSource, ResumeAgentOptions, TurnSummary,
 };
 use dsh_compose::launch::{APP_EXIT, LOADER};
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_llm::{ContentBlock, Message, MessageSource};
 use dsh_persistence::SESSION_PERSISTENCE;
-use dsh_session::{EventNotice, SESSIONS, SessionEventAppended};
+use dsh_session::{EventNotice, SessionEventAppended};
 use serde::Deserialize;
 
 use crate::args::{HeadlessArgs, OutputFormat};
 use crate::startup::HEADLESS_STARTUP;
-use crate::summary::RunSummary;
 
 /// The plugin's name in rows.
 pub const RUNNER_PLUGIN_NAME: &str = "dsh-headless";
@@ -69,22 +68,20 @@ async fn run(ctx: &Context, task: &str, flags: &HeadlessArgs) -> Result<i32, Box
         loader.settled().await;
     }
     let agents = ctx.require(&AGENTS)?;
-    let sessions = ctx.require(&SESSIONS)?;
     let mut selection = ctx.require(&AGENT_DEFAULT_MODEL)?.current_selection();
     if let Some(model) = &flags.model {
         selection.model.clone_from(model);
     }
     let agent_options = AgentOptions::route(selection.provider, selection.model);
     let agent = match &flags.resume {
-        Some(session_id) => {
-            agents
-                .resume(ResumeAgentOptions {
-                    session_id: session_id.clone(),
-                    agent_options,
-                    setup: None,
-                })
-                .await?
-        }
+        Some(session_id) => agents
+            .resume(ResumeAgentOptions {
+                session_id: session_id.clone(),
+                agent_options,
+                setup: None,
+            })
+            .await
+            .map_err(|error| format!("{error} (`dsh sessions list` shows the stored sessions)"))?,
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|error| format!("cannot read the working directory: {error}"))?;
@@ -109,17 +106,11 @@ async fn run(ctx: &Context, task: &str, flags: &HeadlessArgs) -> Result<i32, Box
     if flags.output == OutputFormat::StreamJson {
         stream_events(ctx, &agent)?;
     }
-    agent.when_idle().await;
-    let first_seq = agent.session().with(dsh_session::Session::next_seq);
-    agent.followup(Message::user(
-        vec![ContentBlock::text(task)],
-        MessageSource::User,
-    ))?;
-    agent.when_idle().await;
-    sessions.flush(agent.id()).await?;
-    let summary = RunSummary::fold(&agent.session().events(), first_seq);
+    let message = Message::user(vec![ContentBlock::text(task)], MessageSource::User);
+    let summary = agent.run_turn(message).await?;
     report(&summary, agent.id(), flags.output);
-    Ok(summary.exit_code())
+    // dsh's contract: 0 only when the turn completed.
+    Ok(if summary.completed() { 0 } else { 1 })
 }
 
 /// Writes one line on stderr (a closed stderr is ignored: the exit code still tells).
@@ -142,7 +133,7 @@ fn stream_events(ctx: &Context, agent: &Arc<Agent>) -> Result<(), BoxError> {
     Ok(())
 }
 
-fn report(summary: &RunSummary, session_id: &str, output: OutputFormat) {
+fn report(summary: &TurnSummary, session_id: &str, output: OutputFormat) {
     let mut out = std::io::stdout().lock();
     let written = match output {
         OutputFormat::Text => writeln!(out, "{}", summary.text),
@@ -157,7 +148,7 @@ fn report(summary: &RunSummary, session_id: &str, output: OutputFormat) {
     };
     let _ = written.and_then(|()| out.flush());
     drop(out);
-    if let Some(line) = summary.error_line() {
-        say(&line);
+    if let Some((code, message)) = summary.error() {
+        say(&format!("dsh: {code}: {message}"));
     }
 }

@@ -16,6 +16,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValu
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::client::LazyClient;
 use crate::config::{BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_MODELS, DeepSeekConfig, Thinking};
 use crate::errors::http_failure;
 use crate::serialize::{RequestDefaults, build_request};
@@ -34,7 +35,7 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// call and is used only for the `authorization` header (marked sensitive); it is never
 /// stored, logged, or put in a failure or `Debug` output.
 pub struct DeepSeekAdapter {
-    client: reqwest::Client,
+    client: LazyClient,
     config: DeepSeekConfig,
     env: EnvLookup,
     user_id: Option<String>,
@@ -51,26 +52,15 @@ impl fmt::Debug for DeepSeekAdapter {
 }
 
 impl DeepSeekAdapter {
-    /// An adapter reading the process environment. Fails (`TRANSPORT`) only when the HTTP
-    /// client cannot be built.
+    /// An adapter reading the process environment; its HTTP client starts building at once,
+    /// in the background (a client that cannot be built fails each request, `TRANSPORT`).
+    /// Fails (`INVALID_ADAPTER`) on an invalid `retryPolicy`.
     pub fn new(config: DeepSeekConfig) -> Result<Self, LlmFailure> {
         let retry_policy =
             RetryPolicy::from_config(config.retry_policy.as_ref(), "llm-deepseek.retryPolicy")
                 .map_err(|message| LlmFailure::new(codes::INVALID_ADAPTER, message))?;
-        // reqwest's rustls backend is built without a provider: ring is ours. Installing
-        // fails harmlessly when the process already has a default provider.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .user_agent(user_agent())
-            .build()
-            .map_err(|error| {
-                LlmFailure::new(
-                    codes::TRANSPORT,
-                    format!("cannot build the DeepSeek HTTP client: {error}"),
-                )
-            })?;
         Ok(Self {
-            client,
+            client: LazyClient::prewarmed(),
             config,
             env: Arc::new(|name: &str| std::env::var(name).ok()),
             user_id: None,
@@ -266,6 +256,8 @@ impl LlmAdapter for DeepSeekAdapter {
         })?;
         let request = self
             .client
+            .get()
+            .await?
             .post(format!("{base_url}/chat/completions"))
             .headers(headers)
             .body(body);

@@ -10,6 +10,7 @@
 //!   (HTTP error mapping), [`config`].
 
 mod adapter;
+mod client;
 pub mod config;
 pub mod errors;
 mod plugin;

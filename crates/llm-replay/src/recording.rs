@@ -88,8 +88,19 @@ impl Recording {
 
     /// Reads a session log file (`session.jsonl`, or `session.jsonl.zstd` in zstd frames).
     pub fn load(path: &Path) -> Result<Self, String> {
-        let bytes = std::fs::read(path)
-            .map_err(|error| format!("cannot read the recording {}: {error}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|error| {
+            let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            let hint = if path.is_relative() {
+                " (a relative path is taken from the directory dsh runs in: run from the \
+                 directory it is relative to, or make the `session` path absolute)"
+            } else {
+                ""
+            };
+            format!(
+                "cannot read the recording {}: {error}{hint}",
+                shown.display()
+            )
+        })?;
         let compression = if path.extension().is_some_and(|ext| ext == "zstd") {
             Compression::Zstd
         } else {

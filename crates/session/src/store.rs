@@ -525,6 +525,98 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_staged_session_is_invisible_until_committed_and_then_announced_whole() {
+        let kernel = Kernel::new().unwrap();
+        let announced: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+        let sink = Arc::clone(&announced);
+        kernel
+            .root()
+            .on::<SessionCreated>(move |live: &Arc<LiveSession>| -> Result<(), BoxError> {
+                sink.lock()
+                    .unwrap()
+                    .push((live.id().to_owned(), live.events().len()));
+                Ok(())
+            })
+            .unwrap();
+        let appended = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&appended);
+        kernel
+            .root()
+            .on::<SessionEventAppended>(move |_: &EventNotice| -> Result<(), BoxError> {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+        let store = store(&kernel);
+        let session = store
+            .new_session(CreateOptions {
+                id: Some("s1".into()),
+                ..CreateOptions::default()
+            })
+            .unwrap();
+        let live = store.stage(session).unwrap();
+        live.append("goal/change", json!({}), SurfaceIntent::default())
+            .unwrap();
+        assert!(store.get("s1").is_none());
+        assert_eq!(
+            appended.load(Ordering::SeqCst),
+            0,
+            "staged appends are not published"
+        );
+        store.commit(&live).unwrap();
+        assert!(store.get("s1").is_some());
+        assert_eq!(*announced.lock().unwrap(), [("s1".to_owned(), 1)]);
+        live.append("goal/change", json!({}), SurfaceIntent::default())
+            .unwrap();
+        assert_eq!(appended.load(Ordering::SeqCst), 1);
+        assert!(matches!(
+            store.commit(&live),
+            Err(StoreError::AlreadyExists(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_refusing_created_listener_withdraws_the_session() {
+        let kernel = Kernel::new().unwrap();
+        kernel
+            .root()
+            .on::<SessionCreated>(|_: &Arc<LiveSession>| -> Result<(), BoxError> {
+                Err("not today".into())
+            })
+            .unwrap();
+        let disposed = Arc::new(AtomicUsize::new(0));
+        let sink = Arc::clone(&disposed);
+        kernel
+            .root()
+            .on::<SessionDisposed>(move |_: &Arc<LiveSession>| -> Result<(), BoxError> {
+                sink.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+        let store = store(&kernel);
+        let live = store
+            .stage(store.new_session(CreateOptions::default()).unwrap())
+            .unwrap();
+        let refused = store.commit(&live).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("was refused by a session/created listener"),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("not today"), "{refused}");
+        assert!(store.ids().is_empty());
+        assert_eq!(disposed.load(Ordering::SeqCst), 1);
+        assert!(matches!(
+            live.append("goal/change", json!({}), SurfaceIntent::default()),
+            Err(StoreError::Disposed(_))
+        ));
+        // `create` keeps its old contract: a failing listener is logged, the session stays.
+        let kept = store.create(CreateOptions::default()).unwrap();
+        assert!(store.get(kept.id()).is_some());
+    }
+
+    #[tokio::test]
     async fn listeners_may_read_the_session_they_are_told_about() {
         let kernel = Kernel::new().unwrap();
         let seen = Arc::new(AtomicUsize::new(0));

@@ -1,7 +1,6 @@
 //! What a tool is: its model-facing schema and its body.
 
 use async_trait::async_trait;
-use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -141,17 +140,6 @@ pub struct ToolRunContext {
     pub caller: Option<ToolCaller>,
     /// Cancelled when the caller, or a `tools/execute` wrapper, cancels the call.
     pub signal: CancellationToken,
-}
-
-/// The model-facing projection of a tool (what a model request's `tools` lists).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolSchema {
-    /// The tool's name.
-    pub name: String,
-    /// The tool's description.
-    pub description: String,
-    /// The arguments' JSON schema.
-    pub parameters: Value,
 }
 
 #[cfg(test)]

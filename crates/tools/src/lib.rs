@@ -56,7 +56,9 @@ pub use approval::{APPROVAL, ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use async_trait::async_trait;
 pub use batch::DEFAULT_MAX_PARALLEL_TOOL_CALLS;
 pub use content::ContentBlock;
-pub use definition::{ToolCaller, ToolDefinition, ToolOutput, ToolRunContext, ToolSchema};
+pub use definition::{ToolCaller, ToolDefinition, ToolOutput, ToolRunContext};
+/// The model-facing projection of a tool (what a model request's `tools` lists).
+pub use dsh_llm::ToolSchema;
 pub use error::{ErrorInfo, ToolError, codes};
 pub use events::{
     PostExecute, PostToolDecision, PreToolDecision, ToolResultNotice, ToolsExecute,

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use dsh_kernel::{Context, Disposer, ServiceKey};
 use serde_json::Value;
 
-use crate::definition::{ToolDefinition, ToolSchema};
+use dsh_llm::ToolSchema;
+
+use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::execution::{ToolExecution, ToolExecutionInput};
 use crate::schema;

@@ -1,13 +1,13 @@
-//! What one run did, folded from the events it logged.
+//! What a run of turns did, folded from the events it logged (the log is the only truth).
 
 use std::sync::Arc;
 
 use dsh_session::SessionEvent;
 use serde_json::{Map, Value, json};
 
-/// The run's outcome.
+/// The outcome of the turns logged from some seq on (see [`crate::Agent::run_turn`]).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct RunSummary {
+pub struct TurnSummary {
     /// The last non-empty text of an assistant message (text blocks joined).
     pub text: String,
     /// The last `turn/end` reason, if a turn ended.
@@ -18,9 +18,9 @@ pub struct RunSummary {
     pub steps: u64,
 }
 
-impl RunSummary {
-    /// Folds the events with `seq >= first_seq` that follow the run's first `turn/start`
-    /// (dsh's headless fold), adding up usage.
+impl TurnSummary {
+    /// Folds the events with `seq >= first_seq` that follow the first `turn/start` among
+    /// them (dsh's headless fold), adding up usage.
     pub fn fold(events: &[Arc<SessionEvent>], first_seq: u64) -> Self {
         let mut summary = Self::default();
         let mut started = false;
@@ -68,21 +68,17 @@ impl RunSummary {
             .unwrap_or("none")
     }
 
-    /// dsh's exit code: 0 only when the turn completed.
-    pub fn exit_code(&self) -> i32 {
-        if self.reason_kind() == "completed" {
-            0
-        } else {
-            1
-        }
+    /// Whether the last turn completed.
+    pub fn completed(&self) -> bool {
+        self.reason_kind() == "completed"
     }
 
-    /// `dsh: <code>: <message>` for an `error` ending.
-    pub fn error_line(&self) -> Option<String> {
-        let error = self.reason.as_ref()?.get("error")?;
+    /// `(code, message)` of an `error` ending.
+    pub fn error(&self) -> Option<(&str, &str)> {
         if self.reason_kind() != "error" {
             return None;
         }
+        let error = self.reason.as_ref()?.get("error")?;
         let code = error
             .get("code")
             .and_then(Value::as_str)
@@ -91,10 +87,11 @@ impl RunSummary {
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        Some(format!("dsh: {code}: {message}"))
+        Some((code, message))
     }
 
-    /// The `--output json` object.
+    /// `{"sessionId", "text", "reason", "usage", "steps"}` (`reason` is `null` when no turn
+    /// ended).
     pub fn to_json(&self, session_id: &str) -> Value {
         json!({
             "sessionId": session_id,
@@ -140,13 +137,13 @@ mod tests {
                 json!({"turn": 2, "reason": {"kind": "completed"}}),
             ),
         ];
-        let summary = RunSummary::fold(&events, 1);
+        let summary = TurnSummary::fold(&events, 1);
         assert_eq!(summary.text, "final");
-        assert_eq!(summary.exit_code(), 0);
+        assert!(summary.completed());
         assert_eq!(summary.steps, 2);
         assert_eq!(summary.usage["inputTokens"], json!(30));
         assert_eq!(summary.usage["outputTokens"], json!(13));
-        assert_eq!(summary.error_line(), None);
+        assert_eq!(summary.error(), None);
     }
 
     #[test]
@@ -159,17 +156,14 @@ mod tests {
                 json!({"turn": 1, "reason": {"kind": "error", "error": {"message": "slow down", "code": "RATE_LIMIT"}}}),
             ),
         ];
-        let summary = RunSummary::fold(&events, 0);
-        assert_eq!(summary.exit_code(), 1);
-        assert_eq!(
-            summary.error_line().as_deref(),
-            Some("dsh: RATE_LIMIT: slow down")
-        );
+        let summary = TurnSummary::fold(&events, 0);
+        assert!(!summary.completed());
+        assert_eq!(summary.error(), Some(("RATE_LIMIT", "slow down")));
     }
 
     #[test]
     fn no_turn_is_a_failure() {
-        assert_eq!(RunSummary::fold(&[], 0).exit_code(), 1);
-        assert_eq!(RunSummary::fold(&[], 0).reason_kind(), "none");
+        assert!(!TurnSummary::fold(&[], 0).completed());
+        assert_eq!(TurnSummary::fold(&[], 0).reason_kind(), "none");
     }
 }

@@ -1,0 +1,13 @@
+//! Integration tests of the agent loop, booted in-process with a scripted model: the event
+//! sequence of turns and steps, tool calls (parallel, exclusive, cancelled), cancellation,
+//! request errors and retries, interception events, steering, the creation transaction,
+//! resume over JSONL persistence, and property tests of the log's structure.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod suite;

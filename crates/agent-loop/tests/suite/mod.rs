@@ -1,0 +1,12 @@
+mod basic;
+mod cancel;
+mod errors;
+mod interception;
+mod lifecycle;
+mod parallel;
+mod props;
+mod races;
+mod resume;
+mod steering;
+mod support;
+mod tools;
