@@ -1,12 +1,14 @@
 //! Booting a profile and running it until its app asks to exit or a signal arrives.
 //!
-//! SIGTERM shuts down gracefully and exits 0; SIGINT exits 130; a second signal during the
-//! shutdown exits at once. The shutdown is bounded to 5 seconds.
+//! SIGTERM shuts down gracefully and exits 0; SIGINT stops the running agents (cause `user`)
+//! and exits 130; a second signal during the shutdown exits at once. The shutdown is bounded
+//! to 5 seconds.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use dsh_agent_loop::{AGENTS, CancelCause};
 use dsh_compose::boot;
 use dsh_compose::expr::LaunchEnv;
 use dsh_compose::launch::APP_EXIT;
@@ -22,6 +24,9 @@ use crate::prepare::prepare;
 
 /// How long the plugin tree gets to unload before the process exits anyway.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The exit code of SIGINT.
+const SIGINT_CODE: i32 = 130;
 
 /// Boots `profile` and waits; returns the process exit code.
 pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Result<i32> {
@@ -70,8 +75,19 @@ pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Resu
     Ok(code)
 }
 
-/// Unloads the tree within [`SHUTDOWN_TIMEOUT`]; a signal meanwhile cuts it short.
+/// Unloads the tree within [`SHUTDOWN_TIMEOUT`]; a signal meanwhile cuts it short. On Ctrl-C
+/// (130) the running agents are first stopped as by the user, so their turns end `aborted`
+/// with the cause `user` rather than `disposed`.
 async fn shutdown(kernel: &Kernel, code: i32, signals: &mut Signals) -> i32 {
+    if code == SIGINT_CODE
+        && let Some(agents) = kernel.root().get(&AGENTS)
+    {
+        for id in agents.ids() {
+            if let Some(agent) = agents.get(&id) {
+                agent.cancel(CancelCause::User);
+            }
+        }
+    }
     tokio::select! {
         finished = tokio::time::timeout(SHUTDOWN_TIMEOUT, kernel.shutdown()) => {
             if finished.is_err() {
@@ -111,14 +127,14 @@ impl Signals {
         #[cfg(unix)]
         {
             tokio::select! {
-                _ = self.interrupt.recv() => 130,
+                _ = self.interrupt.recv() => SIGINT_CODE,
                 _ = self.terminate.recv() => 0,
             }
         }
         #[cfg(not(unix))]
         {
             match tokio::signal::ctrl_c().await {
-                Ok(()) => 130,
+                Ok(()) => SIGINT_CODE,
                 Err(_) => std::future::pending().await,
             }
         }

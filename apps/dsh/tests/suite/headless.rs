@@ -589,7 +589,10 @@ async fn sigint_mid_stream_exits_130_and_the_log_ends_with_an_aborted_turn() {
     let log = exported(&sandbox, &only_session(&sandbox));
     let end = log.last().unwrap();
     assert_eq!(end["type"], "turn/end", "{:?}", kinds(&log));
-    assert_eq!(end["data"]["reason"]["kind"], "aborted");
+    assert_eq!(
+        end["data"]["reason"],
+        json!({"kind": "aborted", "reason": {"kind": "user"}})
+    );
     let kept = log
         .iter()
         .find(|event| event["type"] == "assistant/message")
@@ -601,6 +604,23 @@ async fn sigint_mid_stream_exits_130_and_the_log_ends_with_an_aborted_turn() {
     );
     let verify = sandbox.run(&["sessions", "verify"]);
     assert_eq!(verify.code, Some(0), "{}", verify.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_stream_exits_0_after_closing_the_turn() {
+    let sandbox = Sandbox::new();
+    let fake = FakeDeepSeek::start().await.unwrap();
+    fake.push(stalling_answer());
+    let child = spawn(against(&sandbox, &fake, &headless(&["take your time"])));
+    until_streaming(&fake).await;
+    signal(&child, "TERM");
+    let done = wait(child).await;
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let log = exported(&sandbox, &only_session(&sandbox));
+    assert_eq!(
+        log.last().unwrap()["data"]["reason"],
+        json!({"kind": "aborted", "reason": {"kind": "disposed"}})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
