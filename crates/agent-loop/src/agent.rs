@@ -447,6 +447,7 @@ impl Agent {
             {
                 let mut driver = lock(&self.driver);
                 let Some(running) = driver.running.as_mut() else {
+                    self.idle.send_replace(true);
                     break;
                 };
                 if may_continue && self.more_work() {

@@ -50,11 +50,8 @@ impl Agent {
             let streamed = self
                 .log_stream(turn, step, stream, abort, &mut assembler, &mut chunk_seqs)
                 .await;
-            match streamed {
-                Err(TurnError::Failed(failure)) => return Err(TurnError::Failed(failure)),
-                Err(TurnError::Aborted) => {}
-                Ok(()) if !abort.is_aborted() => {}
-                Ok(()) => {}
+            if let Err(TurnError::Failed(failure)) = streamed {
+                return Err(TurnError::Failed(failure));
             }
             if abort.is_aborted() {
                 self.keep_interrupted(turn, step, &provider, &model, &assembler, chunk_seqs)?;
