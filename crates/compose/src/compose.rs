@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 
 use crate::node::Node;
+use crate::patch::PatchFileError;
+use crate::patch::PatchFileKind;
 use crate::patch::PatchList;
 use crate::patch::Tree;
 use crate::patch::group_children;
@@ -15,6 +17,18 @@ pub struct Layer {
     pub label: String,
     /// Its patches.
     pub patches: PatchList,
+}
+
+impl Layer {
+    /// A bundle layer parsed from its YAML patch list, named `label` (how a program that
+    /// embeds dsh brings its own rows: one bundle layer, optionally followed by user layers).
+    pub fn bundle(label: impl Into<String>, text: &str) -> Result<Self, PatchFileError> {
+        let label = label.into();
+        Ok(Self {
+            patches: PatchList::parse(text, &label, PatchFileKind::Bundle)?,
+            label,
+        })
+    }
 }
 
 /// The composed row tree: what boots, and what `--dump-config` prints.

@@ -397,10 +397,7 @@ pub fn profile_layers(
                 bundle: name.clone(),
                 known: names(catalog.bundles().iter().map(|b| b.name.as_str())),
             })?;
-        layers.push(Layer {
-            label: bundle.name.clone(),
-            patches: PatchList::parse(&bundle.text, &bundle.name, PatchFileKind::Bundle)?,
-        });
+        layers.push(Layer::bundle(bundle.name.clone(), &bundle.text)?);
     }
     if !user_layers {
         return Ok(layers);

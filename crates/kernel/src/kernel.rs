@@ -64,4 +64,11 @@ impl Kernel {
             self.runtime.run_undo(effect.undo).await;
         }
     }
+
+    /// [`Kernel::shutdown`], waiting at most `limit`: whether the tree unloaded in time. Undos
+    /// still running then go on in the background; a process about to exit uses this so a
+    /// stuck plugin cannot hold it.
+    pub async fn shutdown_within(&self, limit: std::time::Duration) -> bool {
+        tokio::time::timeout(limit, self.shutdown()).await.is_ok()
+    }
 }

@@ -9,7 +9,6 @@ use dsh_agent_loop::{
     Message, MessageSource, TurnSummary,
 };
 use dsh_compose::expr::LaunchEnv;
-use dsh_compose::patch::{PatchFileKind, PatchList};
 use dsh_compose::{Composition, Layer, Registry, boot, compose};
 use dsh_kernel::{DynPlugin, Kernel};
 use dsh_llm::LlmPlugin;
@@ -51,11 +50,7 @@ fn register(registry: &mut Registry, name: &str, plugin: impl DynPlugin) -> anyh
 /// Step 2: [`PROFILE`] parsed as a patch list and composed as the only layer. A patch entry
 /// that matched nothing is an error here: the profile is this binary's own.
 pub fn composition() -> anyhow::Result<Composition> {
-    let patches = PatchList::parse(PROFILE, PROFILE_LABEL, PatchFileKind::Bundle)?;
-    let layer = Layer {
-        label: PROFILE_LABEL.to_owned(),
-        patches,
-    };
+    let layer = Layer::bundle(PROFILE_LABEL, PROFILE)?;
     let composition = compose(&[layer])?;
     if let Some(warning) = composition.warnings().first() {
         anyhow::bail!("[{}] {}", warning.layer, warning.message);

@@ -34,7 +34,7 @@
 //!    ([`word_count::WordCountPlugin`] here: a [`dsh_kernel::Plugin`] that injects `tools` and
 //!    registers a [`dsh_tools::FnTool`]).
 //! 2. **Compose a profile** ([`embed::composition`]): your rows as a YAML patch list
-//!    ([`PROFILE`], from `profile.yml`), parsed into one [`dsh_compose::Layer`] and composed.
+//!    ([`PROFILE`], from `profile.yml`), parsed with [`dsh_compose::Layer::bundle`] and composed.
 //!    More layers (a user's patch file) would go after it in the same slice.
 //! 3. **Drive an agent** ([`embed::boot_profile`], then [`embed::run_turn`]): boot the
 //!    composition on a [`dsh_kernel::Kernel`], take the `agents` service, create an agent,

@@ -47,8 +47,11 @@ fn run(task: &str) -> anyhow::Result<TurnReport> {
             Ok(()) => run_turn(&kernel, task, &model).await,
             Err(error) => Err(error),
         };
-        // Unload every row (this flushes the session stores), whatever happened.
-        kernel.shutdown().await;
+        // Unload every row (this flushes the session stores), whatever happened; a plugin
+        // stuck in its unload gets five seconds.
+        if !kernel.shutdown_within(Duration::from_secs(5)).await {
+            say("warning: the plugin tree did not unload within 5 s");
+        }
         report
     });
     // Tasks still blocking (a stuck file write) get a moment, then are left behind.

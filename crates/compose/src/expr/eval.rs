@@ -30,8 +30,10 @@ pub struct LaunchEnv {
 
 impl LaunchEnv {
     /// A snapshot of this process's environment (variables that are not UTF-8 are left out),
-    /// working directory and platform, with `dsh_home` as `$DSH_HOME`.
+    /// working directory and platform, with `dsh_home` (made absolute against the working
+    /// directory) as `$DSH_HOME`.
     pub fn capture(dsh_home: PathBuf) -> Self {
+        let dsh_home = std::path::absolute(&dsh_home).unwrap_or(dsh_home);
         Self {
             env: std::env::vars_os()
                 .filter_map(|(key, value)| {

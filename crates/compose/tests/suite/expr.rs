@@ -274,3 +274,14 @@ fn template_errors_carry_the_path_of_the_expression() {
         "config.port: expression `ctx.nope.port`: row \"x\" does not inject service \"nope\""
     );
 }
+
+#[test]
+fn a_relative_home_is_made_absolute() {
+    let launch = LaunchEnv::capture(PathBuf::from("rel-home"));
+    assert!(
+        launch.dsh_home.is_absolute(),
+        "{}",
+        launch.dsh_home.display()
+    );
+    assert!(launch.dsh_home.ends_with("rel-home"));
+}

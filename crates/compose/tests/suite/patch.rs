@@ -245,3 +245,15 @@ fn bad_patch_files_name_the_file_and_the_reason() {
             .starts_with("failed to parse overlay /p/overlay.yml: "),
     );
 }
+
+#[test]
+fn an_embedded_profile_is_one_bundle_layer() {
+    let layer =
+        dsh_compose::Layer::bundle("my-app", "- insert:\n    - id: llm\n      name: dsh-llm\n")
+            .unwrap();
+    assert_eq!(layer.label, "my-app");
+    let composition = compose(&[layer]).unwrap();
+    assert_eq!(composition.rows().len(), 1);
+    let refused = dsh_compose::Layer::bundle("my-app", "id: llm\n").unwrap_err();
+    assert!(refused.to_string().contains("my-app"), "{refused}");
+}

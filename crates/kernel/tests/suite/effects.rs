@@ -129,3 +129,48 @@ async fn withdrawing_a_service_early_unloads_its_dependents_before_returning() {
     assert_eq!(log.take(), ["consumer down"]);
     assert_eq!(consumer.state(), FiberState::Pending);
 }
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_within_stops_waiting_for_a_stuck_undo() {
+    let kernel = Kernel::new().unwrap();
+    mount_row(
+        &kernel.root(),
+        "stuck",
+        probe(&[], |ctx, _| async move {
+            ctx.effect_async(std::future::pending::<()>)?;
+            Ok(())
+        }),
+        json!(null),
+    );
+    kernel.settle().await;
+    let finished = kernel
+        .shutdown_within(std::time::Duration::from_secs(5))
+        .await;
+    assert!(!finished, "a stuck undo cannot hold the shutdown");
+}
+
+#[tokio::test]
+async fn shutdown_within_reports_a_clean_unload() {
+    let kernel = Kernel::new().unwrap();
+    let log = Log::default();
+    let undone = log.clone();
+    mount_row(
+        &kernel.root(),
+        "clean",
+        probe(&[], move |ctx, _| {
+            let undone = undone.clone();
+            async move {
+                ctx.effect(move || undone.push("undone"))?;
+                Ok(())
+            }
+        }),
+        json!(null),
+    );
+    kernel.settle().await;
+    assert!(
+        kernel
+            .shutdown_within(std::time::Duration::from_secs(5))
+            .await
+    );
+    assert_eq!(log.take(), ["undone"]);
+}
