@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Value, json};
+use dsh_session::vocab::AbortCause;
 use tokio_util::sync::CancellationToken;
 
 /// Why an agent's activity was cancelled (dsh's `AgentCancelCause`). The first cause given
@@ -22,14 +22,14 @@ pub enum CancelCause {
     },
 }
 
-impl CancelCause {
-    /// The cause as dsh logs it in `turn/end {reason: {kind: 'aborted', reason}}`.
-    pub fn to_json(&self) -> Value {
-        match self {
-            Self::User => json!({"kind": "user"}),
-            Self::Parent => json!({"kind": "parent"}),
-            Self::Disposed => json!({"kind": "disposed"}),
-            Self::Hook { reason } => json!({"kind": "hook", "reason": reason}),
+impl From<CancelCause> for AbortCause {
+    /// The cause as `turn/end {reason: {kind: 'aborted', reason}}` records it.
+    fn from(cause: CancelCause) -> Self {
+        match cause {
+            CancelCause::User => Self::User,
+            CancelCause::Parent => Self::Parent,
+            CancelCause::Disposed => Self::Disposed,
+            CancelCause::Hook { reason } => Self::Hook { reason },
         }
     }
 }
@@ -88,16 +88,14 @@ mod tests {
 
     #[test]
     fn causes_print_as_dsh_logs_them() {
+        let print = |cause: CancelCause| {
+            serde_json::to_string(&AbortCause::from(cause)).unwrap_or_default()
+        };
+        assert_eq!(print(CancelCause::User), r#"{"kind":"user"}"#);
         assert_eq!(
-            CancelCause::User.to_json().to_string(),
-            r#"{"kind":"user"}"#
-        );
-        assert_eq!(
-            CancelCause::Hook {
+            print(CancelCause::Hook {
                 reason: "budget".into()
-            }
-            .to_json()
-            .to_string(),
+            }),
             r#"{"kind":"hook","reason":"budget"}"#
         );
     }

@@ -10,7 +10,7 @@
 //!   (`dsh-system-prompt`), logs the step's `user/message`s (with a runtime-context snapshot
 //!   when it changed), the `request/header` and `request/context` when they changed, every
 //!   streamed `assistant/chunk`, the `assistant/message`, and each tool call's `tool/call` and
-//!   `tool/result`; the turn ends with `turn/end` and its [`TurnEnd`]. The model's messages
+//!   `tool/result`; the turn ends with `turn/end` and its [`TurnEndReason`]. The model's messages
 //!   are derived from the log at every step: what the model saw is what was logged.
 //! - Events ([`events`]) let plugins rewrite or reject steps, choose the request config,
 //!   retry failed requests ([`LlmRetryPlugin`]), and keep a turn going.
@@ -50,7 +50,7 @@ pub use default_model::{
 pub use error::AgentError;
 pub use inbox::INBOX_SPLICED;
 pub use options::{AgentOptions, AgentStatus, InboxTarget, SessionStartSource};
-pub use outcome::{STEP_LIMIT, TurnEnd};
+pub use outcome::{STEP_LIMIT, TurnEndReason};
 pub use plugin::{AgentLoopConfig, AgentLoopPlugin, ConfiguredAgent, PLUGIN_NAME};
 pub use registry::{AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions};
 pub use retry::{LlmRetryConfig, LlmRetryPlugin, RETRY_PLUGIN_NAME};

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use dsh_kernel::error_chain;
 use dsh_llm::{
-    AdapterDefaults, GenerateOptions, LlmCallConfig, LlmFailure, Message, PreparedCall, ToolSchema,
-    codes,
+    AdapterDefaults, GenerateOptions, LlmCallConfig, LlmFailure, PreparedCall, ToolSchema, codes,
 };
 use dsh_session::{SessionEvent, SurfaceIntent};
 use serde_json::{Map, Value, json};
@@ -115,7 +114,7 @@ impl Agent {
             .session()
             .derive_messages()
             .iter()
-            .map(|derived| serde_json::from_value::<Message>(derived.json().clone()))
+            .map(dsh_session::DerivedMessage::message)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|error| {
                 TurnError::unknown(format!("a logged message cannot be sent: {error}"))

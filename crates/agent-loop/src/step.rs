@@ -15,7 +15,7 @@ use crate::agent::Agent;
 use crate::cause::Abort;
 use crate::error::TurnError;
 use crate::events::{AgentRequestError, RequestErrorAction, RequestErrorArgs};
-use crate::outcome::TurnEnd;
+use crate::outcome::TurnEndReason;
 use crate::request::BuiltRequest;
 use crate::tool_calls::PlannedCall;
 use crate::turn::check;
@@ -29,7 +29,7 @@ impl Agent {
         step: u64,
         assembly: &PromptAssembly,
         abort: &Abort,
-    ) -> Result<Option<TurnEnd>, TurnError> {
+    ) -> Result<Option<TurnEndReason>, TurnError> {
         check(abort)?;
         let system =
             render_prompt(assembly).map_err(|error| TurnError::unknown(error.to_string()))?;
@@ -90,7 +90,7 @@ impl Agent {
                 .map_err(|error| TurnError::unknown(error.to_string()))?;
             self.log_assistant(turn, step, &message, &assembler, chunk_seqs, false)?;
             if matches!(assembler.finish(), FinishReason::MaxTokens) {
-                return Ok(Some(TurnEnd::MaxTokens));
+                return Ok(Some(TurnEndReason::MaxTokens));
             }
             let calls: Vec<PlannedCall> = message
                 .content
@@ -109,7 +109,7 @@ impl Agent {
                 })
                 .collect();
             if calls.is_empty() {
-                return Ok(Some(TurnEnd::Completed));
+                return Ok(Some(TurnEndReason::Completed));
             }
             self.execute_tool_calls(turn, step, calls, abort).await?;
             return Ok(None);

@@ -227,18 +227,9 @@ impl Agent {
         let content = result
             .content
             .iter()
-            .map(|block| {
-                serde_json::to_value(block)
-                    .map_err(|error| error.to_string())
-                    .and_then(ContentBlock::from_value)
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| {
-                TurnError::unknown(format!(
-                    "tool \"{}\" returned content that cannot be logged: {error}",
-                    call.name
-                ))
-            })?;
+            .cloned()
+            .map(ContentBlock::from)
+            .collect();
         let message = Message::tool_result(&call.id, content, result.is_error);
         let mut data = Map::new();
         data.insert("turn".into(), json!(turn));

@@ -14,7 +14,7 @@ use crate::cause::Abort;
 use crate::error::TurnError;
 use crate::events::{AgentPreStep, AgentTurnStopping, PreStep, PreStepDecision, TurnStopping};
 use crate::options::InboxTarget;
-use crate::outcome::{STEP_LIMIT, TurnEnd};
+use crate::outcome::{STEP_LIMIT, TurnEndReason};
 
 impl Agent {
     /// Runs the next turn of the running activity. Returns whether the driver may go on to
@@ -37,22 +37,24 @@ impl Agent {
             return false;
         }
         self.with_running(|running| running.turn = turn);
-        let mut ends: Option<TurnEnd> = None;
+        let mut ends: Option<TurnEndReason> = None;
         let outcome = self.run_steps(turn, &abort, &mut ends).await;
         let may_continue = matches!(outcome, Ok(true));
         let reason = match outcome {
-            Ok(_) => ends.unwrap_or(TurnEnd::Completed),
-            Err(_) if abort.is_aborted() => {
-                TurnEnd::Aborted(abort.cause().unwrap_or(crate::CancelCause::Parent))
-            }
-            Err(TurnError::Aborted) => TurnEnd::Aborted(crate::CancelCause::Parent),
+            Ok(_) => ends.unwrap_or(TurnEndReason::Completed),
+            Err(_) if abort.is_aborted() => TurnEndReason::Aborted {
+                reason: abort.cause().unwrap_or(crate::CancelCause::Parent).into(),
+            },
+            Err(TurnError::Aborted) => TurnEndReason::Aborted {
+                reason: crate::CancelCause::Parent.into(),
+            },
             Err(TurnError::Failed(failure)) => {
                 let step = self.with_running(|running| running.step).unwrap_or(0);
                 self.report_error(turn, step, failure.clone());
-                TurnEnd::Error(failure)
+                TurnEndReason::Error { error: failure }
             }
         };
-        let data = json!({"turn": turn, "reason": reason.to_json()});
+        let data = json!({"turn": turn, "reason": reason});
         if let Err(error) = self
             .session()
             .append("turn/end", data, SurfaceIntent::default())
@@ -70,7 +72,7 @@ impl Agent {
         self: &Arc<Self>,
         turn: u64,
         abort: &Abort,
-        ends: &mut Option<TurnEnd>,
+        ends: &mut Option<TurnEndReason>,
     ) -> Result<bool, TurnError> {
         let mut target = InboxTarget::NextTurn;
         loop {
@@ -89,13 +91,13 @@ impl Agent {
                     ),
                 );
                 self.report_error(turn, current, failure.clone());
-                *ends = Some(TurnEnd::Error(failure));
+                *ends = Some(TurnEndReason::Error { error: failure });
                 return Ok(false);
             }
             let (decision, assembly) = self.pre_step(target, turn, step, abort).await?;
             let messages = match decision {
                 PreStepDecision::Reject => {
-                    *ends = Some(TurnEnd::Blocked);
+                    *ends = Some(TurnEndReason::Blocked);
                     return Ok(false);
                 }
                 PreStepDecision::Enter(messages) => messages,
@@ -104,7 +106,7 @@ impl Agent {
                 return Ok(true);
             }
             if current == 0 && messages.is_empty() {
-                *ends = Some(TurnEnd::Completed);
+                *ends = Some(TurnEndReason::Completed);
                 return Ok(false);
             }
             check(abort)?;
@@ -124,7 +126,7 @@ impl Agent {
             );
             let step_end = result?;
             closed?;
-            if !matches!(ends, Some(TurnEnd::MaxTokens)) {
+            if !matches!(ends, Some(TurnEndReason::MaxTokens)) {
                 *ends = step_end;
             }
             check(abort)?;
@@ -147,7 +149,7 @@ impl Agent {
         messages: Vec<Message>,
         assembly: &PromptAssembly,
         abort: &Abort,
-    ) -> Result<Option<TurnEnd>, TurnError> {
+    ) -> Result<Option<TurnEndReason>, TurnError> {
         for message in messages {
             let data = serde_json::to_value(&message).map_err(|error| {
                 TurnError::unknown(format!("a step message is not JSON: {error}"))

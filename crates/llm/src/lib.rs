@@ -5,7 +5,8 @@
 //!   [`codes`]), [`ToolSchema`]; the request: [`GenerateOptions`], [`LlmCallConfig`]. Their
 //!   JSON is dsh's, byte for byte: a chunk read from a dsh session log prints back the same
 //!   (with [`dsh_session::json::to_js_string`]), and a message is written with its keys in
-//!   the order dsh's constructors produce.
+//!   the order dsh's constructors produce. The message and stream types are defined in
+//!   `dsh-session` ([`dsh_session::model`]), whose typed log views use them too.
 //! - The seam: an [`LlmAdapter`] streams one provider attempt; the [`LlmRuntime`] service
 //!   ([`LLM`], `llm`) routes providers to adapters ([`LlmRuntime::register_adapter`]), runs
 //!   the `llm/stream` waterfall ([`LlmStreamEvent`]) around them, turns every adapter

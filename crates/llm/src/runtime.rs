@@ -485,7 +485,8 @@ fn adapter_boundary(
                             (Boundary::Done, routes, signal),
                         )),
                         Err(panic) => {
-                            let failure = LlmFailure::from_panic("LLM adapter", panic.as_ref());
+                            let failure =
+                                crate::failure::panic_failure("LLM adapter", panic.as_ref());
                             Some((
                                 failure_finish(failure, &signal),
                                 (Boundary::Done, routes, signal),
@@ -515,7 +516,7 @@ async fn read(
         )),
         Ok(None) => None,
         Err(panic) => {
-            let failure = LlmFailure::from_panic("LLM adapter", panic.as_ref());
+            let failure = crate::failure::panic_failure("LLM adapter", panic.as_ref());
             Some((
                 failure_finish(failure, &signal),
                 (Boundary::Done, routes, signal),
@@ -747,7 +748,7 @@ fn enforce_contract(inner: ChunkStream, signal: CancellationToken) -> ChunkStrea
                 &signal,
             ),
             Pulled::Item(Err(panic)) => failure_finish(
-                LlmFailure::from_panic("LLM stream", panic.as_ref()),
+                crate::failure::panic_failure("LLM stream", panic.as_ref()),
                 &signal,
             ),
             Pulled::Cancelled => StreamChunk::finish(FinishReason::Aborted {

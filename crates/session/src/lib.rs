@@ -18,6 +18,7 @@ pub mod invariant;
 pub mod json;
 pub mod known;
 pub mod legacy;
+pub mod model;
 pub mod plugin;
 pub mod record;
 pub mod repair;

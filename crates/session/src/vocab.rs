@@ -1,204 +1,18 @@
-//! Typed views of the core vocabulary: messages, content blocks, stream chunks, usage and
-//! turn-end reasons.
+//! Typed views of the core events: turn and step boundaries, messages, stream chunks, tool
+//! calls and results, turn-end reasons.
 //!
 //! Events keep their JSON exactly as written; these types are read from it on demand with
-//! [`CoreEvent::read`]. Open-ended shapes (message sources, unknown content blocks) keep their
-//! extra fields, so nothing a plugin added is lost.
+//! [`CoreEvent::read`]. They are built from the shared model vocabulary ([`crate::model`]),
+//! whose open-ended shapes (message sources, content blocks, finish reasons) keep a plugin's
+//! values as written, so nothing is lost.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::event::SessionEvent;
-
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// System prompt.
-    System,
-    /// The user, injected context, or a tool result.
-    User,
-    /// The model.
-    Assistant,
-}
-
-/// A message as the model sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    /// Stable message id.
-    pub id: String,
-    /// Who wrote it.
-    pub role: Role,
-    /// Its content blocks, in order.
-    pub content: Vec<ContentBlock>,
-    /// Where it came from (`{kind:'user'}`, `{kind:'model', provider, model}`, ...).
-    pub source: MessageSource,
-}
-
-/// Where a message came from: `kind` plus whatever fields that kind carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MessageSource {
-    /// `user`, `model`, `tool`, `plugin`, or a plugin's own kind.
-    pub kind: String,
-    /// The other fields (`provider`, `model`, `callId`, `plugin`, ...), in written order.
-    #[serde(flatten)]
-    pub fields: Map<String, Value>,
-}
-
-/// One block of message content; unknown block types are kept as [`ContentBlock::Other`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ContentBlock {
-    /// A block of a type this harness knows.
-    Known(KnownBlock),
-    /// A block of a type added by a plugin.
-    Other(Value),
-}
-
-/// The content blocks of the core vocabulary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum KnownBlock {
-    /// Visible text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// The model's reasoning.
-    Reasoning {
-        /// The reasoning text.
-        text: String,
-    },
-    /// An attached image.
-    Image {
-        /// The attachment reference.
-        attachment: Value,
-    },
-    /// A call the model asked for.
-    ToolCall {
-        /// Call id.
-        id: String,
-        /// Tool name.
-        name: String,
-        /// Raw JSON text of the arguments.
-        arguments: String,
-    },
-    /// The result of a call.
-    ToolResult {
-        /// The call this answers.
-        #[serde(rename = "toolCallId")]
-        tool_call_id: String,
-        /// The result content.
-        content: Vec<ContentBlock>,
-        /// Set when the tool failed.
-        #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
-        is_error: Option<bool>,
-    },
-}
-
-/// Token counts of one model call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenUsage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// Prompt tokens served from cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_read_tokens: Option<u64>,
-    /// Prompt tokens written to cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_write_tokens: Option<u64>,
-    /// Completion tokens spent reasoning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_tokens: Option<u64>,
-}
-
-/// One piece of a streamed model reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum StreamChunk {
-    /// A content block opens.
-    BlockStart {
-        /// Block index.
-        index: u64,
-        /// `text`, `reasoning`, `tool-call`, ...
-        #[serde(rename = "blockType")]
-        block_type: String,
-    },
-    /// More visible text.
-    TextDelta {
-        /// Block index.
-        index: u64,
-        /// The new text.
-        text: String,
-    },
-    /// More reasoning.
-    ReasoningDelta {
-        /// Block index.
-        index: u64,
-        /// The new text.
-        text: String,
-    },
-    /// More of a tool call.
-    ToolCallDelta {
-        /// Block index.
-        index: u64,
-        /// Call id.
-        id: String,
-        /// Tool name, on the first delta.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-        /// More argument text.
-        #[serde(rename = "argumentsDelta")]
-        arguments_delta: String,
-    },
-    /// A content block is complete.
-    BlockEnd {
-        /// Block index.
-        index: u64,
-        /// The whole block.
-        block: ContentBlock,
-    },
-    /// Token usage of the call.
-    Usage {
-        /// The counts.
-        usage: TokenUsage,
-    },
-    /// The stream ended.
-    Finish {
-        /// Why the model stopped: `{"kind": "stop" | "tool-calls" | "max-tokens"}`, or
-        /// `{"kind": "aborted" | "error", "failure": {...}}`.
-        reason: Value,
-        /// Provider state to send back on the next call.
-        #[serde(
-            rename = "replayState",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
-        replay_state: Option<Value>,
-    },
-}
-
-/// A failed model call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LlmFailure {
-    /// What went wrong.
-    pub message: String,
-    /// A stable code.
-    pub code: String,
-    /// HTTP status, when there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// How long the provider asked us to wait.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_retry_after_ms: Option<u64>,
-    /// The provider's request id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-}
+pub use crate::model::{
+    ContentBlock, LlmFailure, Message, MessageSource, Role, StreamChunk, TokenUsage,
+};
 
 /// Why a turn was aborted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -439,17 +253,19 @@ mod tests {
 
     #[test]
     fn messages_round_trip_with_their_extra_fields() {
+        // In the key order dsh's constructors write (the order the view writes back).
         let value = json!({
-            "id": "m1", "role": "assistant",
+            "role": "assistant",
             "content": [{"type": "text", "text": "hi"}, {"type": "plugin-x", "z": 1},
                         {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}],
-            "source": {"kind": "model", "provider": "deepseek", "model": "m", "replayState": {"a": 1}}
+            "source": {"kind": "model", "provider": "deepseek", "model": "m", "replayState": {"a": 1}},
+            "id": "m1"
         });
         let message = Message::deserialize(&value).unwrap();
-        assert_eq!(
-            message.source.fields.get("provider"),
-            Some(&json!("deepseek"))
-        );
+        assert!(matches!(
+            &message.source,
+            MessageSource::Model { provider, .. } if provider == "deepseek"
+        ));
         assert!(matches!(
             message.content.get(1),
             Some(ContentBlock::Other(_))

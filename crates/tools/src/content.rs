@@ -32,12 +32,10 @@ impl ContentBlock {
     }
 }
 
-impl From<ContentBlock> for dsh_session::vocab::ContentBlock {
+impl From<ContentBlock> for dsh_llm::ContentBlock {
     fn from(block: ContentBlock) -> Self {
         match block {
-            ContentBlock::Text { text } => {
-                Self::Known(dsh_session::vocab::KnownBlock::Text { text })
-            }
+            ContentBlock::Text { text } => Self::text(text),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! called, what the tools answered, and how each turn ended.
 
 use dsh_persistence::SessionInspection;
-use dsh_session::vocab::{ContentBlock, CoreEvent, KnownBlock, Message, TurnEndReason};
+use dsh_session::vocab::{ContentBlock, CoreEvent, Message, MessageSource, TurnEndReason};
 
 /// `2026-11-29T18:35:02.123Z` for epoch milliseconds.
 pub fn iso_time(epoch_ms: u64) -> String {
@@ -38,15 +38,15 @@ fn blocks_text(blocks: &[ContentBlock]) -> String {
     let parts: Vec<String> = blocks
         .iter()
         .map(|block| match block {
-            ContentBlock::Known(KnownBlock::Text { text }) => text.clone(),
-            ContentBlock::Known(KnownBlock::Reasoning { text }) => format!("(reasoning) {text}"),
-            ContentBlock::Known(KnownBlock::Image { .. }) => "[image]".to_owned(),
-            ContentBlock::Known(KnownBlock::ToolCall {
+            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Reasoning { text } => format!("(reasoning) {text}"),
+            ContentBlock::Image { .. } => "[image]".to_owned(),
+            ContentBlock::ToolCall {
                 name, arguments, ..
-            }) => {
+            } => {
                 format!("[call {name} {arguments}]")
             }
-            ContentBlock::Known(KnownBlock::ToolResult { content, .. }) => blocks_text(content),
+            ContentBlock::ToolResult { content, .. } => blocks_text(content),
             ContentBlock::Other(value) => {
                 let kind = value
                     .get("type")
@@ -60,7 +60,7 @@ fn blocks_text(blocks: &[ContentBlock]) -> String {
 }
 
 fn user_line(message: &Message) -> String {
-    let who = match message.source.kind.as_str() {
+    let who = match message.source.kind() {
         "user" => "user".to_owned(),
         other => format!("context ({other})"),
     };
@@ -71,17 +71,17 @@ fn assistant_lines(message: &Message) -> String {
     let mut out = String::new();
     for block in &message.content {
         match block {
-            ContentBlock::Known(KnownBlock::Reasoning { text }) => {
+            ContentBlock::Reasoning { text } => {
                 out.push_str(&format!("assistant (reasoning):\n{}\n", indent(text)));
             }
-            ContentBlock::Known(KnownBlock::Text { text }) => {
+            ContentBlock::Text { text } => {
                 out.push_str(&format!("assistant:\n{}\n", indent(text)));
             }
-            ContentBlock::Known(KnownBlock::ToolCall {
+            ContentBlock::ToolCall {
                 id,
                 name,
                 arguments,
-            }) => {
+            } => {
                 out.push_str(&format!(
                     "tool call {name} [{id}]:\n{}\n",
                     indent(arguments)
@@ -143,13 +143,10 @@ pub fn render(inspection: &SessionInspection) -> String {
             CoreEvent::UserMessage(message) => out.push_str(&user_line(&message)),
             CoreEvent::AssistantMessage(data) => out.push_str(&assistant_lines(&data.message)),
             CoreEvent::ToolResult(data) => {
-                let call = data
-                    .message
-                    .source
-                    .fields
-                    .get("callId")
-                    .and_then(|id| id.as_str())
-                    .unwrap_or("?");
+                let call = match &data.message.source {
+                    MessageSource::Tool { call_id } => call_id.as_str(),
+                    _ => "?",
+                };
                 let failed = data
                     .error
                     .as_ref()

@@ -154,14 +154,14 @@ fn the_runtime_context_snapshot_keeps_its_sections() {
 }
 
 #[test]
-fn session_messages_convert() {
+fn the_session_views_read_the_same_messages() {
     for event in events(LOGS[0]) {
-        if event.kind != "assistant/message" {
+        let Some(Ok(dsh_session::vocab::CoreEvent::AssistantMessage(data))) =
+            dsh_session::vocab::CoreEvent::read(&event)
+        else {
             continue;
-        }
-        let view: dsh_session::vocab::Message =
-            serde_json::from_value(event.data["message"].clone()).unwrap();
-        let message = Message::from_session(&view).unwrap();
+        };
+        let message: Message = data.message;
         assert_eq!(to_js_string(&message), to_js_string(&event.data["message"]));
     }
 }
