@@ -52,7 +52,9 @@ pub use inbox::INBOX_SPLICED;
 pub use options::{AgentOptions, AgentStatus, InboxTarget, SessionStartSource};
 pub use outcome::{STEP_LIMIT, TurnEndReason};
 pub use plugin::{AgentLoopConfig, AgentLoopPlugin, ConfiguredAgent, PLUGIN_NAME};
-pub use registry::{AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions};
+pub use registry::{
+    AGENT_LOOP, AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions,
+};
 pub use retry::{LlmRetryConfig, LlmRetryPlugin, RETRY_PLUGIN_NAME};
 pub use runtime::LoopSettings;
 pub use summary::TurnSummary;

@@ -1,6 +1,6 @@
 //! The `dsh-agent-loop` plugin (row `agent-loop`): provides the [`AgentRegistry`] as
-//! `agents`, registers the prompt variables `provider`, `model` and `cwd`, and offers the
-//! tool registry's schemas to the system prompt.
+//! `agents` (and as `agentLoop`, dsh's name for the driver), registers the prompt variables
+//! `provider`, `model` and `cwd`, and offers the tool registry's schemas to the system prompt.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use dsh_tools::TOOLS;
 use serde::Deserialize;
 
 use crate::options::AgentOptions;
-use crate::registry::{AGENTS, AgentRegistry, CreateAgentOptions, ResumeAgentOptions};
+use crate::registry::{AGENT_LOOP, AGENTS, AgentRegistry, CreateAgentOptions, ResumeAgentOptions};
 use crate::runtime::{LoopRuntime, LoopSettings};
 
 /// The plugin's name in rows.
@@ -123,6 +123,7 @@ impl Plugin for AgentLoopPlugin {
         })?;
         let registry = Arc::new(AgentRegistry::new(runtime));
         ctx.provide(&AGENTS, Arc::clone(&registry))?;
+        ctx.provide(&AGENT_LOOP, Arc::clone(&registry))?;
         let closing = Arc::clone(&registry);
         ctx.effect_async(move || async move { closing.dispose_all().await })?;
         for agent in config.agents {

@@ -17,10 +17,14 @@ use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::events::{AgentCreated, AgentDisposed, AgentSessionStart, SessionStart};
 use crate::options::{AgentOptions, SessionStartSource};
-use crate::runtime::LoopRuntime;
+use crate::runtime::{LoopRuntime, LoopSettings};
 
 /// The agents service (`ctx.agents` in dsh).
 pub const AGENTS: ServiceKey<AgentRegistry> = ServiceKey::new("agents");
+
+/// The same registry under dsh's driver name (`ctx.agentLoop`, the factory that creates and
+/// resumes agents), so rows written for dsh that inject `agentLoop` find it.
+pub const AGENT_LOOP: ServiceKey<AgentRegistry> = ServiceKey::new("agentLoop");
 
 /// Runs on the new agent before it is published (register per-agent state, seed context
 /// with [`Agent::inject`]). A failure cancels the creation.
@@ -176,6 +180,11 @@ impl AgentRegistry {
             tracing::warn!(agent = %agent.id(), "agent/session-start listener failed: {error}");
         }
         Ok(agent)
+    }
+
+    /// The loop's settings (`maxParallelToolCalls`, `maxSteps`).
+    pub fn settings(&self) -> LoopSettings {
+        self.runtime.settings
     }
 
     /// The live agent with this id.

@@ -447,3 +447,21 @@ async fn invalid_loop_config_fails_the_plugin() {
         kernel.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_registry_is_also_dshs_agent_loop_service_with_the_row_settings() {
+    let h = Harness::with(
+        Setup {
+            loop_config: Some(json!({"maxParallelToolCalls": 3, "maxSteps": 7})),
+            ..Setup::default()
+        },
+        vec![],
+    )
+    .await;
+    let driver = h.ctx.get(&dsh_agent_loop::AGENT_LOOP).unwrap();
+    assert!(Arc::ptr_eq(&driver, &h.agents));
+    let settings = driver.settings();
+    assert_eq!(settings.max_parallel_tool_calls, 3);
+    assert_eq!(settings.max_steps, Some(7));
+    h.shutdown().await;
+}
