@@ -71,6 +71,8 @@ pub(crate) struct Running {
     wake_requested: bool,
     /// The driver is going idle: a wake now is latched and replayed, never lost.
     finishing: bool,
+    /// `turn/start` of `turn` was logged by the wake that started the activity.
+    pub(crate) opened: bool,
 }
 
 impl Running {
@@ -81,6 +83,7 @@ impl Running {
             step: 0,
             wake_requested: false,
             finishing: false,
+            opened: false,
         }
     }
 
@@ -430,8 +433,32 @@ impl Agent {
         let Some(agent) = self.me.upgrade() else {
             return;
         };
+        self.open_turn();
         self.emit_status(AgentStatus::Running);
         drop(self.handle.spawn(agent.drive()));
+    }
+
+    /// Logs the new activity's `turn/start` right away, as dsh does in the call that wakes
+    /// the agent, so a stop sent just after the message still ends a logged turn. If the
+    /// session refuses it here (a `session/event` listener of this session woke the agent),
+    /// the driver opens the turn instead.
+    fn open_turn(&self) {
+        let Some(turn) = self.with_running(|running| running.turn + 1) else {
+            return;
+        };
+        let data = serde_json::json!({"turn": turn});
+        match self
+            .session
+            .append("turn/start", data, dsh_session::SurfaceIntent::default())
+        {
+            Ok(_) => {
+                self.with_running(|running| {
+                    running.turn = turn;
+                    running.opened = true;
+                });
+            }
+            Err(error) => tracing::debug!(agent = %self.id, "the driver opens the turn: {error}"),
+        }
     }
 
     /// Runs turns while messages wait, then goes idle. Whether to go on and going idle are

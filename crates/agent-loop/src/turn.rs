@@ -20,23 +20,31 @@ impl Agent {
     /// Runs the next turn of the running activity. Returns whether the driver may go on to
     /// another turn (this one ran to its natural end); the driver decides whether one waits.
     pub(crate) async fn turn(self: &Arc<Self>) -> bool {
-        let Some((abort, turn)) =
-            self.with_running(|running| (running.abort.clone(), running.turn + 1))
-        else {
+        let Some((abort, opened, turn)) = self.with_running(|running| {
+            let opened = std::mem::take(&mut running.opened);
+            let turn = if opened {
+                running.turn
+            } else {
+                running.turn + 1
+            };
+            (running.abort.clone(), opened, turn)
+        }) else {
             return false;
         };
-        if abort.is_aborted() {
-            return false;
+        if !opened {
+            if abort.is_aborted() {
+                return false;
+            }
+            if let Err(error) = self.session().append(
+                "turn/start",
+                json!({"turn": turn}),
+                SurfaceIntent::default(),
+            ) {
+                self.report_error(turn - 1, 0, LlmFailure::unknown(error.to_string()));
+                return false;
+            }
+            self.with_running(|running| running.turn = turn);
         }
-        if let Err(error) = self.session().append(
-            "turn/start",
-            json!({"turn": turn}),
-            SurfaceIntent::default(),
-        ) {
-            self.report_error(turn - 1, 0, LlmFailure::unknown(error.to_string()));
-            return false;
-        }
-        self.with_running(|running| running.turn = turn);
         let mut ends: Option<TurnEndReason> = None;
         let outcome = self.run_steps(turn, &abort, &mut ends).await;
         let may_continue = matches!(outcome, Ok(true));

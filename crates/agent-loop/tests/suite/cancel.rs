@@ -599,3 +599,23 @@ async fn shutting_the_kernel_down_ends_a_running_turn_as_disposed() {
     assert_eq!(agent.status(), AgentStatus::Idle);
     assert_well_formed(&agent);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_right_after_the_message_ends_a_logged_turn() {
+    let h = Harness::new(vec![Reply::Chunks(text_reply("never asked"))]).await;
+    let agent = h.agent().await;
+    // As in dsh, the wake opens the turn before `followup` returns.
+    agent.followup(user("go")).unwrap();
+    assert!(
+        kinds(&agent).contains(&"turn/start".to_owned()),
+        "{:?}",
+        kinds(&agent)
+    );
+    agent.cancel(CancelCause::User);
+    idle(&agent).await;
+
+    assert_eq!(turn_ends(&agent), [aborted_by_user()]);
+    assert_eq!(h.adapter.request_count(), 0);
+    assert_well_formed(&agent);
+    h.shutdown().await;
+}
