@@ -290,14 +290,20 @@ impl Agent {
     }
 
     fn cancel_with(&self, cause: CancelCause, keep_inbox: bool) {
+        // The activity reads as aborted from here on, so it starts no step on an inbox that
+        // is being cleared; the token fires once the clearing is logged.
+        let abort = lock(&self.driver).running.as_ref().map(|running| {
+            running.abort.request(cause.clone());
+            running.abort.clone()
+        });
         if !keep_inbox {
             self.clear_inbox();
             if let Some(running) = lock(&self.driver).running.as_mut() {
                 running.wake_requested = false;
             }
         }
-        if let Some(running) = lock(&self.driver).running.as_ref() {
-            running.abort.abort(cause);
+        if let Some(abort) = abort {
+            abort.abort(cause);
         }
     }
 

@@ -1,5 +1,6 @@
 //! Why an agent's work was cancelled, and the cancellation handle that remembers it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dsh_session::vocab::AbortCause;
@@ -39,17 +40,25 @@ impl From<CancelCause> for AbortCause {
 pub(crate) struct Abort {
     token: CancellationToken,
     cause: Arc<Mutex<Option<CancelCause>>>,
+    /// Set as soon as a cause is recorded, before the token fires.
+    requested: Arc<AtomicBool>,
 }
 
 impl Abort {
-    /// Cancels with `cause` unless already cancelled (the first cause wins).
-    pub(crate) fn abort(&self, cause: CancelCause) {
-        {
-            let mut slot = self.cause.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.is_none() {
-                *slot = Some(cause);
-            }
+    /// Records `cause` (the first cause wins): from now on the activity reads as aborted,
+    /// though the token has not fired yet. A cancel records first, then logs its inbox
+    /// changes, then fires the token, so the driver cannot start work in between.
+    pub(crate) fn request(&self, cause: CancelCause) {
+        let mut slot = self.cause.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(cause);
         }
+        self.requested.store(true, Ordering::SeqCst);
+    }
+
+    /// Records `cause` and fires the token.
+    pub(crate) fn abort(&self, cause: CancelCause) {
+        self.request(cause);
         self.token.cancel();
     }
 
@@ -58,7 +67,7 @@ impl Abort {
     }
 
     pub(crate) fn is_aborted(&self) -> bool {
-        self.token.is_cancelled()
+        self.requested.load(Ordering::SeqCst) || self.token.is_cancelled()
     }
 
     /// The cause, once cancelled. A token cancelled by someone else without a cause reads

@@ -602,7 +602,9 @@ async fn shutting_the_kernel_down_ends_a_running_turn_as_disposed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_right_after_the_message_ends_a_logged_turn() {
-    let h = Harness::new(vec![Reply::Chunks(text_reply("never asked"))]).await;
+    // The reply never finishes, so the stop below always lands inside the turn (the driver
+    // may or may not have sent the request by then).
+    let h = Harness::new(vec![Reply::Hang(partial_text())]).await;
     let agent = h.agent().await;
     // As in dsh, the wake opens the turn before `followup` returns.
     agent.followup(user("go")).unwrap();
@@ -614,8 +616,13 @@ async fn a_stop_right_after_the_message_ends_a_logged_turn() {
     agent.cancel(CancelCause::User);
     idle(&agent).await;
 
-    assert_eq!(turn_ends(&agent), [aborted_by_user()]);
-    assert_eq!(h.adapter.request_count(), 0);
+    assert_eq!(
+        turn_ends(&agent),
+        [aborted_by_user()],
+        "{:?}",
+        kinds(&agent)
+    );
+    assert!(h.adapter.request_count() <= 1);
     assert_well_formed(&agent);
     h.shutdown().await;
 }
