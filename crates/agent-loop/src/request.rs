@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use dsh_kernel::error_chain;
 use dsh_llm::{
-    AdapterDefaults, GenerateOptions, LlmCallConfig, LlmFailure, PreparedCall, ToolSchema, codes,
+    AdapterDefaults, GenerateOptions, LlmCallConfig, LlmFailure, Message, PreparedCall, ToolSchema,
+    codes,
 };
 use dsh_session::{SessionEvent, SurfaceIntent};
 use serde_json::{Map, Value, json};
@@ -26,6 +27,10 @@ pub(crate) struct RequestState {
     header: Option<Value>,
     /// The last `request/context` data.
     context: Option<Value>,
+    /// The typed messages of the last request, each with the seq of the event it came
+    /// from: the next request reuses the prefix that is still derived the same way, so a
+    /// step converts only what was logged since (not the whole history again).
+    messages: Vec<(u64, Message)>,
 }
 
 impl RequestState {
@@ -42,6 +47,7 @@ impl RequestState {
             logged: false,
             header: last("request/header").and_then(|data| data.get("header").cloned()),
             context: last("request/context"),
+            messages: Vec::new(),
         }
     }
 }
@@ -110,15 +116,7 @@ impl Agent {
         );
         self.log_context(context)?;
         check(abort)?;
-        let messages = self
-            .session()
-            .derive_messages()
-            .iter()
-            .map(dsh_session::DerivedMessage::message)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| {
-                TurnError::unknown(format!("a logged message cannot be sent: {error}"))
-            })?;
+        let messages = self.model_messages()?;
         let mut options = GenerateOptions::new(&config.provider, &config.model, messages);
         options.set_call_config(&config);
         if !system.is_empty() {
@@ -173,6 +171,33 @@ impl Agent {
         }
         config.max_tokens = options.max_tokens;
         config
+    }
+
+    /// The model's messages, derived from the log ([`dsh_session::Session::derive_messages`]).
+    fn model_messages(&self) -> Result<Vec<Message>, TurnError> {
+        let derived = self.session().derive_messages();
+        let mut state = lock(self);
+        let kept = state
+            .messages
+            .iter()
+            .zip(&derived)
+            .take_while(|((seq, _), derived)| *seq == derived.event().seq)
+            .count();
+        state.messages.truncate(kept);
+        for message in derived.iter().skip(kept) {
+            let typed = message.message().map_err(|error| {
+                TurnError::unknown(format!(
+                    "the logged message at seq {} cannot be sent: {error}",
+                    message.event().seq
+                ))
+            })?;
+            state.messages.push((message.event().seq, typed));
+        }
+        Ok(state
+            .messages
+            .iter()
+            .map(|(_, message)| message.clone())
+            .collect())
     }
 
     /// `request/header`: on this instance's first request (`initial`, or `resume` when the
