@@ -12,19 +12,19 @@ use super::support::Sandbox;
 #[test]
 fn booting_rows_whose_plugins_are_not_built_fails_naming_each_row_and_plugin() {
     let sandbox = Sandbox::new();
-    let run = sandbox.run(&["--profile", "web"]);
+    let run = sandbox.run(&["--profile", "web", "--port", "0"]);
     assert_eq!(run.code, Some(1));
     assert_eq!(run.stdout, "");
     assert!(
         run.stderr
-            .starts_with("dsh: plugin tree failed to load: 4 problems with rows:\n"),
+            .starts_with("dsh: plugin tree failed to load: 2 problems with rows:\n"),
         "{}",
         run.stderr
     );
     assert!(!run.stderr.contains("row \"session\""), "{}", run.stderr);
     assert!(!run.stderr.contains("row \"agent-loop\""), "{}", run.stderr);
     for line in [
-        "  row \"web-startup\": plugin \"dsh-web-app/startup\" is not built into this dsh\n",
+        "  row \"api-gateway\": plugin \"dsh-host-apiproxy\" is not built into this dsh\n",
         "  row \"web-runtime\": plugin \"dsh-web-app\" is not built into this dsh\n",
     ] {
         assert!(run.stderr.contains(line), "{}", run.stderr);

@@ -6,3 +6,4 @@ mod sessions;
 mod sessions_sqlite;
 mod support;
 mod tools;
+mod web;

@@ -501,7 +501,7 @@ fn raw_zstd_frame(text: &str) -> Vec<u8> {
 fn sessions_boot_only_the_storage_rows_of_the_headless_profile() {
     let sandbox = zstd_sandbox();
     // The whole web profile cannot boot in this dsh yet...
-    let boot = sandbox.run(&["--profile", "web"]);
+    let boot = sandbox.run(&["--profile", "web", "--port", "0"]);
     assert_eq!(boot.code, Some(1));
     assert!(
         boot.stderr

@@ -1,0 +1,29 @@
+//! The dsh web host (dsh's `dsh-web-app` startup and `dsh-host-webserver`): the web app's
+//! command line, and a loopback HTTP server that other rows mount routes on.
+//!
+//! - [`WebStartupPlugin`] (row `web-startup`) parses `--host`, `--port`, `--trusted-host`
+//!   and `--no-open` and provides `webStartup`.
+//! - [`WebServerPlugin`] (row `webserver`) listens on `127.0.0.1` (never a wildcard address)
+//!   and provides `webserver` ([`WebServer`]). Before any route runs, each request passes the
+//!   [`Fence`]: its `Host` must be this server's (or a `--trusted-host`), an `Origin` must be
+//!   this server's, everything under `/api/` needs the per-launch token (header
+//!   `x-dsh-token`, `Authorization: Bearer`, or the `dsh_token` cookie, which alone cannot
+//!   change state), and a body over the limit (1 MiB) is refused with 413. No CORS headers
+//!   are ever sent. `GET /api/health` answers `{"ok": true}`.
+//!
+//! Still to come (issue 9): the session API (`api-gateway`) and the browser UI
+//! (`web-runtime`); until they are built, `dsh web` fails naming those rows.
+
+mod fence;
+mod server;
+mod startup;
+
+pub use fence::{Fence, Refusal, TOKEN_COOKIE, TOKEN_HEADER};
+pub use server::{
+    DEFAULT_MAX_BODY_BYTES, SERVER_PLUGIN_NAME, WEBSERVER, WebServer, WebServerConfig,
+    WebServerPlugin,
+};
+pub use startup::{
+    ParsedWeb, STARTUP_PLUGIN_NAME, WEB_STARTUP, WILDCARD_REFUSAL, WebStartup, WebStartupConfig,
+    WebStartupPlugin, parse,
+};

@@ -1,0 +1,305 @@
+//! The `dsh-host-webserver` plugin (row `webserver`): a loopback HTTP server. Other rows
+//! mount their routes under a path prefix ([`WebServer::mount`]); every request first passes
+//! the [`Fence`] and the body limit.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey};
+use serde::Deserialize;
+use serde_json::json;
+use tower::ServiceExt;
+
+use crate::fence::Fence;
+use crate::startup::WILDCARD_REFUSAL;
+
+/// The plugin's name in rows.
+pub const SERVER_PLUGIN_NAME: &str = "dsh-host-webserver";
+
+/// The server service (`ctx.webserver`); its fields are `host`, `port` and `url`.
+pub const WEBSERVER: ServiceKey<WebServer> = ServiceKey::new("webserver");
+
+/// The default request body limit (1 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long the unload waits for open requests (a live event stream never ends on its own).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Row config of `dsh-host-webserver`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WebServerConfig {
+    /// The bind host: `127.0.0.1` (the default; nothing else is accepted yet).
+    #[serde(default = "default_host")]
+    pub host: String,
+    /// The port (default 3080; 0 lets the OS pick one).
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// Extra authorities the fence accepts (`--trusted-host`).
+    #[serde(default)]
+    pub trusted_hosts: Vec<String>,
+    /// The largest request body, in bytes (default 1 MiB).
+    pub max_body_bytes: Option<usize>,
+}
+
+fn default_host() -> String {
+    "127.0.0.1".to_owned()
+}
+
+fn default_port() -> u16 {
+    3080
+}
+
+/// A mounted route table.
+struct Mounted {
+    id: u64,
+    prefix: String,
+    router: Router,
+}
+
+#[derive(Default)]
+struct Mounts {
+    next_id: u64,
+    tables: Vec<Mounted>,
+}
+
+/// The running server.
+pub struct WebServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    fence: Fence,
+    max_body_bytes: usize,
+    mounts: Mutex<Mounts>,
+}
+
+impl Shared {
+    fn mounts(&self) -> MutexGuard<'_, Mounts> {
+        self.mounts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for WebServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WebServer {
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The per-launch token the API requires.
+    pub fn token(&self) -> &str {
+        self.shared.fence.token()
+    }
+
+    /// Serves `router` for paths under `prefix` (`/api/sessions`, `/`) for as long as
+    /// `owner`'s fiber is loaded; the longest matching prefix wins. Two tables may not share
+    /// a prefix.
+    pub fn mount(
+        &self,
+        owner: &Context,
+        prefix: &str,
+        router: Router,
+    ) -> Result<Disposer, BoxError> {
+        if !prefix.starts_with('/') {
+            return Err(
+                format!("webserver: a mount prefix starts with '/' (got {prefix:?})").into(),
+            );
+        }
+        let id = {
+            let mut mounts = self.shared.mounts();
+            if mounts.tables.iter().any(|table| table.prefix == prefix) {
+                return Err(format!("webserver: the prefix {prefix} is already mounted").into());
+            }
+            mounts.next_id += 1;
+            let id = mounts.next_id;
+            let router = router.layer(DefaultBodyLimit::max(self.shared.max_body_bytes));
+            mounts.tables.push(Mounted {
+                id,
+                prefix: prefix.to_owned(),
+                router,
+            });
+            id
+        };
+        let shared = Arc::downgrade(&self.shared);
+        Ok(owner.effect(move || {
+            if let Some(shared) = shared.upgrade() {
+                shared.mounts().tables.retain(|table| table.id != id);
+            }
+        })?)
+    }
+}
+
+fn json_error(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(json!({"error": message}))).into_response()
+}
+
+/// Every request: the fence, the body limit, then the longest mounted prefix.
+async fn dispatch(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let path = request.uri().path().to_owned();
+    if let Err(refusal) = shared
+        .fence
+        .check(request.method(), &path, request.headers())
+    {
+        return json_error(refusal.status, &refusal.message);
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > shared.max_body_bytes) {
+        return json_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("request body over {} bytes", shared.max_body_bytes),
+        );
+    }
+    let router = {
+        let mounts = shared.mounts();
+        mounts
+            .tables
+            .iter()
+            .filter(|table| under(&path, &table.prefix))
+            .max_by_key(|table| table.prefix.len())
+            .map(|table| table.router.clone())
+    };
+    let Some(router) = router else {
+        return json_error(
+            StatusCode::NOT_FOUND,
+            &format!("nothing is served at {path}"),
+        );
+    };
+    match router.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// Whether `path` is `prefix` or below it.
+fn under(path: &str, prefix: &str) -> bool {
+    prefix == "/"
+        || path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// A fresh 32-byte secret, hex-encoded, from the OS's generator.
+fn new_token() -> Result<String, BoxError> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0_u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| "webserver: the OS random generator failed")?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// The `dsh-host-webserver` plugin.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebServerPlugin;
+
+impl Plugin for WebServerPlugin {
+    type Config = WebServerConfig;
+
+    async fn apply(&self, ctx: Context, config: WebServerConfig) -> Result<(), BoxError> {
+        match config.host.as_str() {
+            "127.0.0.1" => {}
+            "0.0.0.0" => return Err(WILDCARD_REFUSAL.trim_start_matches("error: ").into()),
+            other => {
+                return Err(format!(
+                    "host must be 127.0.0.1 (got {other:?}): the web host listens on loopback only"
+                )
+                .into());
+            }
+        }
+        let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port))
+            .await
+            .map_err(|error| {
+                format!(
+                    "cannot listen on {}:{}: {error} (another dsh web may be running there; \
+                     pass --port 0 to pick a free port)",
+                    config.host, config.port
+                )
+            })?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            fence: Fence::new(addr.port(), &config.trusted_hosts, new_token()?),
+            max_body_bytes: config.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            mounts: Mutex::default(),
+        });
+        let app = Router::new()
+            .fallback(dispatch)
+            .with_state(Arc::clone(&shared));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+            if let Err(error) = served {
+                tracing::error!("webserver: serving failed: {error}");
+            }
+        });
+        ctx.effect_async(move || async move {
+            let _ = stop.send(());
+            let abort = serving.abort_handle();
+            if tokio::time::timeout(DRAIN, serving).await.is_err() {
+                abort.abort();
+            }
+        })?;
+        let server = Arc::new(WebServer { addr, shared });
+        let fields =
+            json!({"host": addr.ip().to_string(), "port": addr.port(), "url": server.url()});
+        let health = Router::new().route(
+            "/api/health",
+            get(|| async { axum::Json(json!({"ok": true})) }),
+        );
+        server.mount(&ctx, "/api/health", health)?;
+        ctx.provide_with_fields(&WEBSERVER, server, fields)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_match_whole_segments() {
+        assert!(under("/api/sessions", "/api/sessions"));
+        assert!(under("/api/sessions/x", "/api/sessions"));
+        assert!(!under("/api/sessionsx", "/api/sessions"));
+        assert!(under("/index.html", "/"));
+    }
+
+    #[test]
+    fn tokens_are_fresh_64_hex_digits() {
+        let (a, b) = (
+            new_token().unwrap_or_default(),
+            new_token().unwrap_or_default(),
+        );
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|byte| byte.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}
