@@ -2,7 +2,7 @@
 //!
 //! Each seam crate exports its plugins; this is the one place that names them all. A row
 //! whose plugin is not registered here fails at boot with an error naming the row and the
-//! plugin. Plugin crates still to come (the web API and UI) add their line here when they land.
+//! plugin. Plugin crates still to come (the web UI) add their line here when they land.
 
 use dsh_agent_loop::{AgentDefaultModelPlugin, AgentLoopPlugin, LlmRetryPlugin};
 use dsh_bash_local::BashLocalPlugin;
@@ -21,7 +21,7 @@ use dsh_shell_env::ShellEnvPlugin;
 use dsh_system_prompt::SystemPromptPlugin;
 use dsh_tool_bash::ToolBashPlugin;
 use dsh_tools::ToolsPlugin;
-use dsh_web::{WebServerPlugin, WebStartupPlugin};
+use dsh_web::{ApiPlugin, WebServerPlugin, WebStartupPlugin};
 
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
@@ -58,6 +58,7 @@ pub fn registry() -> Registry {
     add(&mut registry, "dsh-headless", HeadlessRunnerPlugin);
     add(&mut registry, "dsh-web-app/startup", WebStartupPlugin);
     add(&mut registry, "dsh-host-webserver", WebServerPlugin);
+    add(&mut registry, "dsh-host-apiproxy", ApiPlugin);
     registry
 }
 

@@ -11,13 +11,18 @@
 //!   change state), and a body over the limit (1 MiB) is refused with 413. No CORS headers
 //!   are ever sent. `GET /api/health` answers `{"ok": true}`.
 //!
-//! Still to come (issue 9): the session API (`api-gateway`) and the browser UI
-//! (`web-runtime`); until they are built, `dsh web` fails naming those rows.
+//! - [`ApiPlugin`] (row `api-gateway`) mounts the session API (`docs/web-api.md`): list
+//!   sessions, create an agent, send a message, cancel, resume, and a live event stream.
+//!
+//! Still to come (issue 9): the browser UI (`web-runtime`); until it is built, `dsh web`
+//! fails naming that row.
 
+mod api;
 mod fence;
 mod server;
 mod startup;
 
+pub use api::{API_PLUGIN_NAME, ApiConfig, ApiPlugin};
 pub use fence::{Fence, Refusal, TOKEN_COOKIE, TOKEN_HEADER};
 pub use server::{
     DEFAULT_MAX_BODY_BYTES, SERVER_PLUGIN_NAME, WEBSERVER, WebServer, WebServerConfig,
