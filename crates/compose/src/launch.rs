@@ -114,3 +114,27 @@ impl ExitRequests {
         *self.receiver.borrow()
     }
 }
+
+/// How an app's startup row ends the process without running (help, a usage error): prints
+/// `text` (on stderr when `to_stderr`) and asks the launcher to exit with `code`. `row` names
+/// the caller in the error of a tree booted without a launcher.
+pub fn exit_with_text(
+    ctx: &dsh_kernel::Context,
+    row: &str,
+    text: &str,
+    to_stderr: bool,
+    code: i32,
+) -> Result<(), dsh_kernel::BoxError> {
+    use std::io::Write;
+    // A closed stream cannot take the text; the exit code still says it all.
+    let _ = if to_stderr {
+        std::io::stderr().lock().write_all(text.as_bytes())
+    } else {
+        std::io::stdout().lock().write_all(text.as_bytes())
+    };
+    let exit = ctx.get(&APP_EXIT).ok_or_else(|| {
+        format!("{row}: the launcher must provide appExit before the tree mounts")
+    })?;
+    exit.request(code);
+    Ok(())
+}

@@ -2,10 +2,9 @@
 //! line and provides `headlessStartup`, which the runner row waits for. With `--help` or a
 //! usage error it prints, asks the launcher to exit, and provides nothing, so nothing runs.
 
-use std::io::Write;
 use std::sync::Arc;
 
-use dsh_compose::launch::{APP_EXIT, CMDLINE_ARGS};
+use dsh_compose::launch::{CMDLINE_ARGS, exit_with_text};
 use dsh_kernel::{BoxError, Context, Plugin, ServiceKey};
 use serde::Deserialize;
 use serde_json::json;
@@ -50,18 +49,7 @@ impl Plugin for HeadlessStartupPlugin {
                 text,
                 to_stderr,
                 code,
-            } => {
-                // A closed stream cannot take help text; the exit code still says it all.
-                let _ = if to_stderr {
-                    std::io::stderr().lock().write_all(text.as_bytes())
-                } else {
-                    std::io::stdout().lock().write_all(text.as_bytes())
-                };
-                let exit = ctx.get(&APP_EXIT).ok_or(
-                    "headless-startup: the launcher must provide appExit before the tree mounts",
-                )?;
-                exit.request(code);
-            }
+            } => exit_with_text(&ctx, "headless-startup", &text, to_stderr, code)?,
         }
         Ok(())
     }

@@ -3,11 +3,10 @@
 //! server rows read through their config expressions. With `--help` or a usage error it
 //! prints, asks the launcher to exit, and provides nothing, so no server binds.
 
-use std::io::Write;
 use std::sync::Arc;
 
 use clap::Parser;
-use dsh_compose::launch::{APP_EXIT, CMDLINE_ARGS};
+use dsh_compose::launch::{CMDLINE_ARGS, exit_with_text};
 use dsh_kernel::{BoxError, Context, Plugin, ServiceKey};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -166,18 +165,7 @@ impl Plugin for WebStartupPlugin {
                 text,
                 to_stderr,
                 code,
-            } => {
-                // A closed stream cannot take the text; the exit code still says it all.
-                let _ = if to_stderr {
-                    std::io::stderr().lock().write_all(text.as_bytes())
-                } else {
-                    std::io::stdout().lock().write_all(text.as_bytes())
-                };
-                let exit = ctx.get(&APP_EXIT).ok_or(
-                    "web-startup: the launcher must provide appExit before the tree mounts",
-                )?;
-                exit.request(code);
-            }
+            } => exit_with_text(&ctx, "web-startup", &text, to_stderr, code)?,
         }
         Ok(())
     }
