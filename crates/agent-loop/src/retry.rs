@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dsh_kernel::{BoxError, Context, Next, Plugin};
-use dsh_llm::retry::{LlmRetry, LlmRetryStarted, RetryRecord, next_delay_ms};
+use dsh_llm::retry::{
+    LlmRetry, LlmRetryStarted, RetryRecord, RetryRecorder, SessionRecorder, next_delay_ms,
+};
 use dsh_llm::{LLM, RetryPolicy};
-use dsh_session::SurfaceIntent;
 use serde::Deserialize;
 
 use crate::events::{AgentRequestError, RequestErrorAction, RequestErrorArgs};
@@ -116,9 +117,5 @@ fn chain_id(chains: &Chains, agent: &str, position: (u64, u64), retry: u64) -> S
 }
 
 fn record(args: &RequestErrorArgs, record: &RetryRecord) -> Result<(), BoxError> {
-    args.agent
-        .session()
-        .append(record.event_type(), record.data(), SurfaceIntent::default())
-        .map(drop)
-        .map_err(|error| Box::new(error) as BoxError)
+    SessionRecorder::new(Arc::clone(args.agent.session())).record(record)
 }

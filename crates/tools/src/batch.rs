@@ -21,9 +21,11 @@ impl ToolRegistry {
     /// after everything before it finished; a run of consecutive parallel calls overlaps, at
     /// most `max_parallel` at a time (at least one), a new one starting as one finishes.
     ///
-    /// Each call goes through the whole pipeline on its own; the agent loop's scheduler,
-    /// which also keeps `tools/pre-execute` and `tools/post-execute` in model order, is a
-    /// later piece.
+    /// Each call goes through the whole pipeline on its own, so policy stages of overlapping
+    /// calls may interleave. The agent loop schedules with the staged API instead
+    /// ([`ToolRegistry::prepare_call`], [`ToolRegistry::dispatch_call`],
+    /// [`ToolRegistry::finalize_call`]), keeping `tools/pre-execute` and
+    /// `tools/post-execute` in model order and logging each call.
     pub async fn execute_batch_with_limit(
         &self,
         inputs: Vec<ToolExecutionInput>,

@@ -115,8 +115,8 @@ impl ToolOutput {
     }
 }
 
-/// Who a call runs for: dsh's `agent`, reduced to what tools read today. The agent loop will
-/// add fields; build it with `..Default::default()` so that stays compatible.
+/// Who a call runs for: dsh's `agent`, reduced to what tools read today (the agent loop fills
+/// both fields). Build it with `..Default::default()` so added fields stay compatible.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCaller {
     /// The calling agent's session id.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
-use dsh_agent_loop::ResumeAgentOptions;
-use dsh_persistence::SESSION_PERSISTENCE;
+use dsh_agent_loop::{AgentError, ResumeAgentOptions};
+use dsh_persistence::{PersistenceError, SESSION_PERSISTENCE};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -67,13 +67,19 @@ pub(crate) async fn resume(
             setup: None,
         })
         .await
-        .map_err(|error| {
-            let message = error.to_string();
-            if message.contains("not found") {
-                ApiError::not_found(message)
-            } else {
-                ApiError::internal(message)
-            }
+        .map_err(|error| match &error {
+            AgentError::Resume {
+                source: PersistenceError::NotFound(_),
+                ..
+            } => ApiError::not_found(error.to_string()),
+            AgentError::Resume {
+                source:
+                    PersistenceError::Corruption { .. }
+                    | PersistenceError::FormatUnsupported(_)
+                    | PersistenceError::Busy(_),
+                ..
+            } => ApiError::new(axum::http::StatusCode::CONFLICT, error.to_string()),
+            _ => ApiError::internal(error.to_string()),
         })?;
     Ok(Json(json!({"sessionId": agent.id(), "resumed": true})))
 }
