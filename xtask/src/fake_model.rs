@@ -64,7 +64,7 @@ fn serve(stream: TcpStream) {
 }
 
 /// Reads one request and returns its body; `None` when the connection closed.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
+pub(crate) fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
     let mut length = 0usize;
     let mut line = String::new();
     loop {

@@ -4,6 +4,7 @@
 //!   installed, else `cargo test`), doc tests, and `cargo deny check`.
 //! - `bench`: the criterion benchmarks, then whole-process measurements of the `dsh` binary.
 //! - `deny`: `cargo deny check` alone.
+//! - `e2e`: the browser tests of `dsh web` (Playwright and Debian's Chromium).
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -11,8 +12,10 @@ use std::process::Command;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod e2e;
 mod fake_model;
 mod process_bench;
+mod scripted_model;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,12 +26,14 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench(rest),
         Some("deny") => deny(),
+        Some("e2e") => e2e::run(),
         Some(process_bench::MEASURE) => process_bench::measure(rest),
         _ => Err(
-            "usage: cargo xtask ci | bench [--quick] [--process [filter]] | deny\n\
+            "usage: cargo xtask ci | bench [--quick] [--process [filter]] | deny | e2e\n\
              \n  ci     fmt check, clippy -D warnings, tests, doc tests, cargo deny\
              \n  bench  criterion benchmarks and whole-process dsh measurements\
-             \n  deny   cargo deny check (licenses, advisories, bans, sources)"
+             \n  deny   cargo deny check (licenses, advisories, bans, sources)\
+             \n  e2e    the browser tests of dsh web in headless Chromium"
                 .to_owned(),
         ),
     };

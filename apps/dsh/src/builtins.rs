@@ -20,8 +20,8 @@ use dsh_session::SessionPlugin;
 use dsh_shell_env::ShellEnvPlugin;
 use dsh_system_prompt::SystemPromptPlugin;
 use dsh_tool_bash::ToolBashPlugin;
-use dsh_tools::ToolsPlugin;
-use dsh_web::{ApiPlugin, WebServerPlugin, WebStartupPlugin};
+use dsh_tools::{ToolsPlugin, UserApprovalPlugin};
+use dsh_web::{ApiPlugin, WebRuntimePlugin, WebServerPlugin, WebStartupPlugin};
 
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
@@ -45,6 +45,7 @@ pub fn registry() -> Registry {
     add(&mut registry, "dsh-bash-sandbox", BashSandboxPlugin);
     add(&mut registry, "dsh-bash-local", BashLocalPlugin);
     add(&mut registry, "dsh-tools", ToolsPlugin);
+    add(&mut registry, "dsh-user-approval", UserApprovalPlugin);
     add(&mut registry, "dsh-tool-bash", ToolBashPlugin);
     add(&mut registry, "dsh-system-prompt", SystemPromptPlugin);
     add(&mut registry, "dsh-agent-loop", AgentLoopPlugin);
@@ -58,6 +59,7 @@ pub fn registry() -> Registry {
     add(&mut registry, "dsh-headless", HeadlessRunnerPlugin);
     add(&mut registry, "dsh-web-app/startup", WebStartupPlugin);
     add(&mut registry, "dsh-host-webserver", WebServerPlugin);
+    add(&mut registry, "dsh-web-app", WebRuntimePlugin::default());
     add(&mut registry, "dsh-host-apiproxy", ApiPlugin);
     registry
 }

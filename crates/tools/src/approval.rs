@@ -1,8 +1,8 @@
 //! The approval seam: who answers a `tools/pre-execute` `ask`.
 //!
-//! Nothing provides [`APPROVAL`] yet; an `ask` is then denied with the listener's reason, or
-//! `tool "<name>" requires approval (not yet supported)`, as in dsh without the
-//! user-approval plugin.
+//! [`crate::UserApprovalPlugin`] provides [`APPROVAL`]. Without it an `ask` is denied with
+//! the listener's reason, or `tool "<name>" requires approval (not yet supported)`, as in
+//! dsh without the user-approval plugin.
 
 use async_trait::async_trait;
 use dsh_kernel::ServiceKey;

@@ -14,6 +14,8 @@
 //!   overlap, exclusive ones run alone, results come back in call order.
 //! - [`schema`]: the JSON Schema subset dsh enforces, with its violation texts.
 //! - [`ToolsPlugin`]: the `dsh-tools` plugin providing the registry.
+//! - [`UserApprovalPlugin`]: `dsh-user-approval`, the `approval` service (session policy,
+//!   the composed answerer, the `approval/asked` / `approval/decided` audit pair).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -51,6 +53,7 @@ mod pipeline;
 mod plugin;
 mod registry;
 pub mod schema;
+mod user_approval;
 
 pub use approval::{APPROVAL, ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use async_trait::async_trait;
@@ -72,3 +75,7 @@ pub use pipeline::StagedToolCall;
 pub use plugin::{PLUGIN_NAME, ToolsConfig, ToolsPlugin};
 pub use registry::{ExecutionMode, RUN_CODE_NAME, TOOLS, ToolGuard, ToolRegistry};
 pub use tokio_util::sync::CancellationToken;
+pub use user_approval::{
+    ApprovalAnswerer, ApprovalPolicy, ApprovalQuestion, USER_APPROVAL, USER_APPROVAL_PLUGIN_NAME,
+    UserApproval, UserApprovalConfig, UserApprovalPlugin,
+};

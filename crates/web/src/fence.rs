@@ -6,14 +6,19 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 
 /// The header a client sends the token in (or `Authorization: Bearer <token>`).
 pub const TOKEN_HEADER: &str = "x-dsh-token";
-/// The cookie the browser UI keeps the token in.
-pub const TOKEN_COOKIE: &str = "dsh_token";
+/// The cookie the browser UI keeps the token in is `dsh_token_<port>`: browsers share
+/// cookies between the ports of one host, so two servers must not overwrite each other's.
+pub fn token_cookie(port: u16) -> String {
+    format!("dsh_token_{port}")
+}
 
 /// Who may talk to the server.
 #[derive(Debug, Clone)]
 pub struct Fence {
     /// `127.0.0.1:<port>` and `localhost:<port>`, lowercase.
     own: Vec<String>,
+    /// The token cookie's name ([`token_cookie`]).
+    cookie: String,
     /// `--trusted-host` entries, lowercase: `host:port` matches exactly, `host` any port.
     trusted: Vec<String>,
     token: String,
@@ -40,6 +45,7 @@ impl Fence {
     pub fn new(port: u16, trusted: &[String], token: String) -> Self {
         Self {
             own: vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+            cookie: token_cookie(port),
             trusted: trusted
                 .iter()
                 .map(|entry| entry.trim().to_ascii_lowercase())
@@ -51,6 +57,16 @@ impl Fence {
     /// The per-launch token.
     pub fn token(&self) -> &str {
         &self.token
+    }
+
+    /// Whether `candidate` is the token.
+    pub fn is_token(&self, candidate: &str) -> bool {
+        same(candidate.as_bytes(), self.token.as_bytes())
+    }
+
+    /// The name of the cookie that carries the token.
+    pub fn cookie_name(&self) -> &str {
+        &self.cookie
     }
 
     fn allowed_authority(&self, authority: &str) -> bool {
@@ -109,7 +125,7 @@ impl Fence {
             .filter_map(|value| value.to_str().ok())
             .flat_map(|cookies| cookies.split(';'))
             .filter_map(|cookie| cookie.trim().split_once('='))
-            .find(|(name, _)| *name == TOKEN_COOKIE)
+            .find(|(name, _)| *name == self.cookie)
             .map(|(_, value)| value);
         let state_changing = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
         // A cookie rides along with any browser request, so a state-changing one must come
@@ -120,7 +136,7 @@ impl Fence {
             _ => None,
         };
         match token {
-            Some(token) if same(token.as_bytes(), self.token.as_bytes()) => Ok(()),
+            Some(token) if self.is_token(token) => Ok(()),
             Some(_) => Err(refuse(
                 "wrong token: use the URL dsh web printed for this launch",
             )),
@@ -202,15 +218,15 @@ mod tests {
         assert!(get(&[host, ("x-dsh-token", "nope")]).is_err());
         assert!(get(&[host, ("x-dsh-token", "t0k")]).is_ok());
         assert!(get(&[host, ("authorization", "Bearer t0k")]).is_ok());
-        assert!(get(&[host, ("cookie", "a=1; dsh_token=t0k")]).is_ok());
+        assert!(get(&[host, ("cookie", "a=1; dsh_token_3080=t0k")]).is_ok());
         assert!(
-            post(&[host, ("cookie", "dsh_token=t0k")]).is_err(),
+            post(&[host, ("cookie", "dsh_token_3080=t0k")]).is_err(),
             "a cookie alone cannot post"
         );
         assert!(
             post(&[
                 host,
-                ("cookie", "dsh_token=t0k"),
+                ("cookie", "dsh_token_3080=t0k"),
                 ("origin", "http://127.0.0.1:3080")
             ])
             .is_ok()
@@ -220,7 +236,7 @@ mod tests {
         assert!(
             get(&[
                 host,
-                ("cookie", "dsh_token=t0k"),
+                ("cookie", "dsh_token_3080=t0k"),
                 ("origin", "https://127.0.0.1:3080")
             ])
             .is_err()

@@ -111,6 +111,11 @@ impl WebServer {
         self.shared.fence.token()
     }
 
+    /// The checks every request passes.
+    pub fn fence(&self) -> &Fence {
+        &self.shared.fence
+    }
+
     /// Serves `router` for paths under `prefix` (`/api/sessions`, `/`) for as long as
     /// `owner`'s fiber is loaded; the longest matching prefix wins. Two tables may not share
     /// a prefix.

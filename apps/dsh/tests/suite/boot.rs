@@ -12,19 +12,27 @@ use super::support::Sandbox;
 #[test]
 fn booting_rows_whose_plugins_are_not_built_fails_naming_each_row_and_plugin() {
     let sandbox = Sandbox::new();
-    let run = sandbox.run(&["--profile", "web", "--port", "0"]);
+    let patch = sandbox.write(
+        "work/mystery.yml",
+        "- insert:\n    - id: mystery\n      name: dsh-mystery\n    - id: riddle\n      name: dsh-riddle\n",
+    );
+    let patch = patch.display().to_string();
+    let run = sandbox.run(&["--profile", "headless", "--patch", &patch, "hello"]);
     assert_eq!(run.code, Some(1));
     assert_eq!(run.stdout, "");
     assert!(
         run.stderr
-            .starts_with("dsh: plugin tree failed to load: 1 problem with rows:\n"),
+            .starts_with("dsh: plugin tree failed to load: 2 problems with rows:\n"),
         "{}",
         run.stderr
     );
     assert!(!run.stderr.contains("row \"session\""), "{}", run.stderr);
-    assert!(!run.stderr.contains("row \"agent-loop\""), "{}", run.stderr);
-    let missing = "  row \"web-runtime\": plugin \"dsh-web-app\" is not built into this dsh\n";
-    assert!(run.stderr.contains(missing), "{}", run.stderr);
+    for missing in [
+        "  row \"mystery\": plugin \"dsh-mystery\" is not built into this dsh\n",
+        "  row \"riddle\": plugin \"dsh-riddle\" is not built into this dsh\n",
+    ] {
+        assert!(run.stderr.contains(missing), "{}", run.stderr);
+    }
 }
 
 fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Run {

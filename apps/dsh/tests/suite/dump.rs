@@ -41,13 +41,14 @@ fn assert_shipped_dump(profile: &str, ids: &[&str], name: &str) {
     insta::assert_snapshot!(name, run.stdout);
 }
 
-const CORE_ROWS: [&str; 6] = [
+const CORE_ROWS: [&str; 7] = [
     "session-persistence-jsonl",
     "llm-deepseek",
     "agent-loop",
     "tool-bash",
     "bash-sandbox",
     "tools",
+    "approval",
 ];
 
 #[test]

@@ -5,3 +5,4 @@ mod post;
 mod registry;
 mod result_event;
 mod support;
+mod user_approval;

@@ -2,15 +2,21 @@
 //! events, from `seq` on (or after the `Last-Event-ID` a reconnecting page sends), then each
 //! new event as it is logged. The subscription starts before the backlog is read and the two
 //! are joined by seq, so a page that reconnects loses and doubles nothing.
+//!
+//! Each page buffers at most [`PAGE_BUFFER`] events. A page that falls further behind is not
+//! fed more: once it has drained what it holds, its stream reads the rest from the session
+//! log (the log is the truth), so a slow page costs neither memory nor order.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use dsh_kernel::{BoxError, Disposer};
-use dsh_session::{EventNotice, SessionEvent, SessionEventAppended};
+use dsh_session::{EventNotice, LiveSession, SessionEvent, SessionEventAppended};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -20,6 +26,9 @@ use super::error::ApiError;
 
 /// The SSE event name of a session event.
 pub(crate) const SESSION_EVENT: &str = "session-event";
+
+/// How many events wait for one page before it is resynced from the log instead.
+pub(crate) const PAGE_BUFFER: usize = 1024;
 
 /// The query.
 #[derive(Debug, Deserialize)]
@@ -57,44 +66,99 @@ pub(crate) async fn stream(
         .and_then(|value| value.parse::<u64>().ok())
         .map(|seq| seq + 1);
     let from = after_last.or(query.from).unwrap_or(0);
-    let (sender, receiver) = mpsc::unbounded_channel::<Arc<SessionEvent>>();
+    let (sender, receiver) = mpsc::channel::<Arc<SessionEvent>>(PAGE_BUFFER);
+    let lagged = Arc::new(AtomicBool::new(false));
+    let overflowed = Arc::clone(&lagged);
     let session_id = id;
     let disposer = api
         .ctx
         .on::<SessionEventAppended>(move |notice: &EventNotice| -> Result<(), BoxError> {
-            if notice.session.id() == session_id {
-                // A closed page is dropped with its subscription.
-                let _ = sender.send(Arc::clone(&notice.event));
+            if notice.session.id() == session_id && !overflowed.load(Ordering::Acquire) {
+                // A full buffer marks the page for a resync; a closed page is dropped with
+                // its subscription.
+                if let Err(mpsc::error::TrySendError::Full(_)) =
+                    sender.try_send(Arc::clone(&notice.event))
+                {
+                    overflowed.store(true, Ordering::Release);
+                }
             }
             Ok(())
         })
         .map_err(|error| ApiError::internal(error.to_string()))?;
-    let backlog: Vec<Arc<SessionEvent>> = live.with(|session| {
-        session
-            .events()
-            .iter()
-            .filter(|event| event.seq >= from)
-            .cloned()
-            .collect()
-    });
-    let next = backlog.last().map_or(from, |event| event.seq + 1);
-    let subscription = Subscription(Some(disposer));
-    let live_events = stream::unfold(
-        (receiver, subscription),
-        move |(mut receiver, subscription)| async move {
-            loop {
-                let event = receiver.recv().await?;
-                if event.seq >= next {
-                    return Some((event, (receiver, subscription)));
-                }
-            }
-        },
-    );
-    let events = stream::iter(backlog).chain(live_events).map(|event| {
+    let page = Page {
+        live,
+        receiver,
+        lagged,
+        pending: VecDeque::new(),
+        next: from,
+        _subscription: Subscription(Some(disposer)),
+    };
+    let backlog = page.read_log();
+    let page = Page {
+        pending: backlog,
+        ..page
+    };
+    let events = stream::unfold(page, |mut page| async move {
+        let event = page.next_event().await?;
+        Some((event, page))
+    })
+    .map(|event| {
         Ok(Event::default()
             .event(SESSION_EVENT)
             .id(event.seq.to_string())
             .data(dsh_session::json::to_js_string(&*event)))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// One page's stream: what it still has to send and where it is in the log.
+struct Page {
+    live: Arc<LiveSession>,
+    receiver: mpsc::Receiver<Arc<SessionEvent>>,
+    /// Set when the buffer overflowed: the listener stops feeding the page.
+    lagged: Arc<AtomicBool>,
+    /// Events read from the log, not yet sent.
+    pending: VecDeque<Arc<SessionEvent>>,
+    /// The seq of the next event to send; anything below it was sent.
+    next: u64,
+    _subscription: Subscription,
+}
+
+impl Page {
+    /// The logged events from `next` on.
+    fn read_log(&self) -> VecDeque<Arc<SessionEvent>> {
+        self.live.with(|session| {
+            let events = session.events();
+            let start = events.partition_point(|event| event.seq < self.next);
+            events
+                .get(start..)
+                .unwrap_or_default()
+                .iter()
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// The next event in seq order, each once; `None` when the session's publisher is gone.
+    async fn next_event(&mut self) -> Option<Arc<SessionEvent>> {
+        loop {
+            let event = match self.pending.pop_front() {
+                Some(event) => event,
+                None if self.lagged.load(Ordering::Acquire) => {
+                    // While the flag is up nothing new is buffered: empty the stale buffer,
+                    // feed again, then read the log. Whatever lands in between is both in
+                    // the log and in the buffer, and the seq check drops the copy.
+                    while self.receiver.try_recv().is_ok() {}
+                    self.lagged.store(false, Ordering::Release);
+                    self.pending = self.read_log();
+                    continue;
+                }
+                None => self.receiver.recv().await?,
+            };
+            if event.seq >= self.next {
+                self.next = event.seq + 1;
+                return Some(event);
+            }
+        }
+    }
 }

@@ -1,8 +1,9 @@
 //! The `dsh-host-apiproxy` plugin (row `api-gateway`): the session API over the kernel
-//! services, mounted on the web server under `/api/sessions` and `/api/agents`. See
-//! `docs/web-api.md`.
+//! services, mounted on the web server under `/api/sessions` and `/api/agents`, and the
+//! page's answers to approval questions. See `docs/web-api.md`.
 
 mod agents;
+mod approvals;
 mod error;
 mod events;
 mod sessions;
@@ -14,6 +15,7 @@ use axum::routing::{get, post};
 use dsh_agent_loop::{AGENT_DEFAULT_MODEL, AGENTS, AgentDefaultModel, AgentRegistry};
 use dsh_kernel::{BoxError, Context, Plugin};
 use dsh_session::{SESSIONS, SessionStore};
+use dsh_tools::{ApprovalAnswerer, USER_APPROVAL};
 use serde::Deserialize;
 
 use crate::server::WEBSERVER;
@@ -28,6 +30,7 @@ pub(crate) struct Api {
     pub(crate) agents: Arc<AgentRegistry>,
     pub(crate) sessions: Arc<SessionStore>,
     pub(crate) default_model: Arc<AgentDefaultModel>,
+    pub(crate) answerer: Arc<approvals::PageAnswerer>,
 }
 
 /// Row config of `dsh-host-apiproxy`: none.
@@ -43,7 +46,13 @@ impl Plugin for ApiPlugin {
     type Config = ApiConfig;
 
     fn inject(&self) -> &'static [&'static str] {
-        &["webserver", "agents", "sessions", "agentDefaultModel"]
+        &[
+            "webserver",
+            "agents",
+            "sessions",
+            "agentDefaultModel",
+            "userApproval",
+        ]
     }
 
     async fn apply(&self, ctx: Context, _config: ApiConfig) -> Result<(), BoxError> {
@@ -53,7 +62,10 @@ impl Plugin for ApiPlugin {
             agents: ctx.require(&AGENTS)?,
             sessions: ctx.require(&SESSIONS)?,
             default_model: ctx.require(&AGENT_DEFAULT_MODEL)?,
+            answerer: approvals::answerer(),
         };
+        ctx.require(&USER_APPROVAL)?
+            .answer_with(&ctx, Arc::clone(&api.answerer) as Arc<dyn ApprovalAnswerer>)?;
         let sessions = Router::new()
             .route("/api/sessions", get(sessions::list))
             .route("/api/sessions/{id}/resume", post(sessions::resume))
@@ -63,6 +75,7 @@ impl Plugin for ApiPlugin {
             .route("/api/agents", post(agents::create))
             .route("/api/agents/{id}/messages", post(agents::send))
             .route("/api/agents/{id}/cancel", post(agents::cancel))
+            .route("/api/agents/{id}/approvals/{qid}", post(approvals::answer))
             .with_state(api);
         server.mount(&ctx, "/api/sessions", sessions)?;
         server.mount(&ctx, "/api/agents", agents)?;

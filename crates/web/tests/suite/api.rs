@@ -6,8 +6,12 @@ use std::time::Duration;
 use dsh_agent_loop::{AGENTS, AgentDefaultModelPlugin, AgentLoopPlugin};
 use dsh_kernel::Kernel;
 use dsh_llm::{
-    AdapterStream, FinishReason, GenerateOptions, LLM, LlmAdapter, LlmFailure, LlmPlugin,
-    StreamChunk, adapter_stream_of, async_trait,
+    AdapterStream, ContentBlock, FinishReason, GenerateOptions, LLM, LlmAdapter, LlmFailure,
+    LlmPlugin, StreamChunk, adapter_stream_of, async_trait,
+};
+use dsh_session::SESSIONS;
+use dsh_tools::{
+    FnTool, PreToolDecision, TOOLS, ToolError, ToolExecution, ToolOutput, ToolsPreExecute,
 };
 use dsh_web::{ApiPlugin, WEBSERVER, WebServer, WebServerPlugin};
 use futures_util::StreamExt;
@@ -15,12 +19,28 @@ use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// Answers every request with one short text.
+/// Answers every request with one short text, except that a task naming `guarded` first
+/// gets a call of the `guarded` tool.
 struct Echo;
 
 #[async_trait]
 impl LlmAdapter for Echo {
-    async fn stream(&self, _options: GenerateOptions) -> Result<AdapterStream, LlmFailure> {
+    async fn stream(&self, options: GenerateOptions) -> Result<AdapterStream, LlmFailure> {
+        let history = serde_json::to_string(&options.messages).unwrap_or_default();
+        if history.contains("guarded") && !history.contains("tool-result") {
+            let arguments = "{}".to_owned();
+            return Ok(adapter_stream_of([
+                Ok(StreamChunk::BlockStart {
+                    index: 0,
+                    block_type: "tool-call".into(),
+                }),
+                Ok(StreamChunk::BlockEnd {
+                    index: 0,
+                    block: ContentBlock::tool_call("call-g", "guarded", arguments),
+                }),
+                Ok(StreamChunk::finish(FinishReason::ToolCalls)),
+            ]));
+        }
         Ok(adapter_stream_of([
             Ok(StreamChunk::TextDelta {
                 index: 0,
@@ -51,6 +71,8 @@ async fn web() -> Web {
     .unwrap();
     root.plugin(LlmPlugin, Value::Null).unwrap();
     root.plugin(dsh_tools::ToolsPlugin, json!({})).unwrap();
+    root.plugin(dsh_tools::UserApprovalPlugin, json!({}))
+        .unwrap();
     root.plugin(dsh_system_prompt::SystemPromptPlugin, json!({}))
         .unwrap();
     root.plugin(AgentLoopPlugin, json!({})).unwrap();
@@ -66,6 +88,7 @@ async fn web() -> Web {
         .unwrap()
         .register_adapter(&root, ["mock"], Arc::new(Echo))
         .unwrap();
+    guard_a_tool(&root);
     let server = root.require(&WEBSERVER).unwrap();
     Web {
         kernel,
@@ -74,6 +97,31 @@ async fn web() -> Web {
         _home: home,
     }
 }
+
+/// Registers the `guarded` tool, whose every call asks for approval.
+fn guard_a_tool(root: &dsh_kernel::Context) {
+    let tool = FnTool::new(
+        "guarded",
+        "Needs approval.",
+        json!({"type": "object"}),
+        |_args, _run| async move { Ok(ToolOutput::json(json!("ran"))) },
+    );
+    root.require(&TOOLS)
+        .unwrap()
+        .register(root, Arc::new(tool))
+        .unwrap();
+    root.on::<ToolsPreExecute>(|exec: ToolExecution, next: PreNext| async move {
+        if exec.name() == "guarded" {
+            return Ok(PreToolDecision::Ask {
+                reason: Some("it is guarded".into()),
+            });
+        }
+        next.run(exec).await
+    })
+    .unwrap();
+}
+
+type PreNext = dsh_kernel::Next<ToolExecution, Result<PreToolDecision, ToolError>>;
 
 impl Web {
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -283,5 +331,133 @@ async fn bad_requests_get_a_status_and_a_reason() {
         (status, cancelled["status"].clone()),
         (StatusCode::ACCEPTED, json!("idle"))
     );
+    w.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_question_waits_for_the_pages_answer() {
+    let w = web().await;
+    let (_, created) = w.post("/api/agents", json!({})).await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    w.post(
+        &format!("/api/agents/{id}/messages"),
+        json!({"text": "call guarded"}),
+    )
+    .await;
+    let session = w
+        .kernel
+        .root()
+        .require(&SESSIONS)
+        .unwrap()
+        .get(&id)
+        .unwrap();
+    let asked = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let asked = session
+                .events()
+                .iter()
+                .find(|event| event.kind == "approval/asked")
+                .map(|event| (*event.data).clone());
+            if let Some(asked) = asked {
+                return asked;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("no approval/asked");
+    assert_eq!(asked["toolName"], "guarded");
+    assert_eq!(asked["callId"], "call-g");
+    assert_eq!(asked["reason"], "it is guarded");
+    let question = asked["id"].as_str().unwrap();
+    let path = format!("/api/agents/{id}/approvals/{question}");
+
+    let (status, body) = w.post(&path, json!({"outcome": "maybe"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = w
+        .post(
+            &format!("/api/agents/other/approvals/{question}"),
+            json!({"outcome": "allowed-once"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = w.post(&path, json!({"outcome": "allowed-once"})).await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::OK, json!({"outcome": "allowed-once"}))
+    );
+    let (status, _) = w.post(&path, json!({"outcome": "rejected"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "answered once only");
+
+    let events = w.events(&id, "?from=0", None, 1).await;
+    let decided = events
+        .iter()
+        .find(|event| event["type"] == "approval/decided")
+        .unwrap();
+    assert_eq!(decided["data"]["outcome"], "allowed-once");
+    let result = events
+        .iter()
+        .find(|event| event["type"] == "tool/result")
+        .unwrap();
+    let content = &result["data"]["message"]["content"][0];
+    assert_eq!(content["isError"], false, "{content}");
+    assert_eq!(content["content"][0]["text"], "ran");
+    assert_eq!(
+        events.last().unwrap()["data"]["reason"]["kind"],
+        "completed"
+    );
+    w.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_stops_reading_is_resynced_from_the_log_without_loss() {
+    let w = web().await;
+    let session = w
+        .kernel
+        .root()
+        .require(&SESSIONS)
+        .unwrap()
+        .create(dsh_session::CreateOptions::default())
+        .unwrap();
+    let id = session.id().to_owned();
+    let response = w
+        .request(reqwest::Method::GET, &format!("/api/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // Far more than a page buffers and the socket holds, while the page reads nothing.
+    let total: u64 = 40_000;
+    let filler = "x".repeat(200);
+    for n in 0..total {
+        session
+            .append(
+                "test/tick",
+                json!({"n": n, "filler": filler}),
+                dsh_session::SurfaceIntent::default(),
+            )
+            .unwrap();
+    }
+    let mut body = response.bytes_stream();
+    let mut text = String::new();
+    let mut seqs = Vec::new();
+    let read = async {
+        while let Some(chunk) = body.next().await {
+            text.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+            while let Some(end) = text.find("\n\n") {
+                let frame: String = text.drain(..end + 2).collect();
+                if let Some(seq) = frame.lines().find_map(|line| line.strip_prefix("id: ")) {
+                    seqs.push(seq.parse::<u64>().unwrap());
+                }
+            }
+            if seqs.len() as u64 == total {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("the stream stalled");
+    assert_eq!(seqs, (0..total).collect::<Vec<_>>());
     w.kernel.shutdown().await;
 }

@@ -1,2 +1,3 @@
 mod api;
+mod runtime;
 mod server;

@@ -125,7 +125,10 @@ async fn foreign_hosts_origins_and_missing_tokens_are_refused() {
     let cookie_only = h
         .client
         .post(h.url("/api/echo"))
-        .header("cookie", format!("dsh_token={}", h.server.token()))
+        .header(
+            "cookie",
+            format!("dsh_token_{}={}", h.server.addr().port(), h.server.token()),
+        )
         .json(&json!({"a": 1}))
         .send()
         .await
@@ -138,7 +141,10 @@ async fn foreign_hosts_origins_and_missing_tokens_are_refused() {
     let own_page = h
         .client
         .post(h.url("/api/echo"))
-        .header("cookie", format!("dsh_token={}", h.server.token()))
+        .header(
+            "cookie",
+            format!("dsh_token_{}={}", h.server.addr().port(), h.server.token()),
+        )
         .header("origin", h.server.url())
         .json(&json!({"a": 1}))
         .send()

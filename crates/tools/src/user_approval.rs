@@ -1,0 +1,306 @@
+//! The `dsh-user-approval` plugin (row `approval`): dsh's approval service. It applies the
+//! session's policy before anyone is asked, puts the question to the composed answerer (a
+//! UI registers one with [`UserApproval::answer_with`]), and logs every question and its
+//! outcome on the asking session as `approval/asked` / `approval/decided`.
+//!
+//! - Policy `never` (the deployment default under `DSH_PERMISSION_MODE=danger-full-access`,
+//!   or a session's last `approval/policy` event) rejects without asking.
+//! - Policy `ask` asks the most recently registered answerer; with none it fails closed
+//!   (`unavailable`), as headless runs do.
+//! - Cancelling the call withdraws the question (`cancelled`); a late answer is dropped.
+//! - A question needs an open turn: the audit pair must sit inside the turn that the log
+//!   commits and replays as a whole.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey};
+use dsh_session::{LiveSession, SESSIONS, SessionStore, SurfaceIntent};
+use futures_util::future::{Either, select};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{APPROVAL, ApprovalOutcome, ApprovalRequest, ApprovalService};
+use crate::error::ToolError;
+
+/// The plugin's name in rows.
+pub const USER_APPROVAL_PLUGIN_NAME: &str = "dsh-user-approval";
+
+/// The service with its answerer registry, `userApproval`; the same object is `approval`.
+pub const USER_APPROVAL: ServiceKey<UserApproval> = ServiceKey::new("userApproval");
+
+/// What happens to a question before any answerer sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalPolicy {
+    /// Ask the composed answerer (fail closed without one).
+    #[default]
+    Ask,
+    /// Reject every question without asking.
+    Never,
+}
+
+impl ApprovalPolicy {
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "ask" => Some(Self::Ask),
+            "never" => Some(Self::Never),
+            _ => None,
+        }
+    }
+}
+
+impl ApprovalOutcome {
+    /// dsh's wire name: `allowed-once`, `rejected`, `cancelled`, `unavailable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AllowedOnce => "allowed-once",
+            Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
+            Self::Unavailable => "unavailable",
+        }
+    }
+
+    /// The outcome named `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::AllowedOnce,
+            Self::Rejected,
+            Self::Cancelled,
+            Self::Unavailable,
+        ]
+        .into_iter()
+        .find(|outcome| outcome.as_str() == text)
+    }
+}
+
+/// Row config of `dsh-user-approval`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserApprovalConfig {
+    /// The policy of sessions that never switched (default `ask`).
+    #[serde(default)]
+    pub policy: ApprovalPolicy,
+}
+
+/// One question as an answerer sees it.
+#[derive(Debug, Clone)]
+pub struct ApprovalQuestion {
+    /// Pairs the `approval/asked` and `approval/decided` events; the answer names it.
+    pub id: String,
+    /// The asking session.
+    pub session_id: String,
+    /// The tool the question is about.
+    pub tool_name: String,
+    /// The tool call being decided.
+    pub call_id: String,
+    /// Why the asker asks.
+    pub reason: Option<String>,
+}
+
+/// Answers questions: a UI that shows them to the user.
+#[async_trait]
+pub trait ApprovalAnswerer: Send + Sync + 'static {
+    /// The user's answer. The service withdraws the question when the call is cancelled
+    /// (dropping this future), so an answerer need not watch for that itself.
+    async fn answer(&self, question: ApprovalQuestion) -> ApprovalOutcome;
+}
+
+/// Registered answerers with their registration ids; the last one is asked.
+type Answerers = Arc<Mutex<Vec<(u64, Arc<dyn ApprovalAnswerer>)>>>;
+
+/// The approval service.
+pub struct UserApproval {
+    policy: ApprovalPolicy,
+    sessions: Arc<SessionStore>,
+    answerers: Answerers,
+    next_answerer: Mutex<u64>,
+}
+
+impl std::fmt::Debug for UserApproval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserApproval")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UserApproval {
+    /// A service over `sessions` with the deployment's default `policy`.
+    pub fn new(sessions: Arc<SessionStore>, policy: ApprovalPolicy) -> Self {
+        Self {
+            policy,
+            sessions,
+            answerers: Arc::default(),
+            next_answerer: Mutex::new(0),
+        }
+    }
+
+    /// Makes `answerer` the one asked, for as long as `owner`'s fiber is loaded; the
+    /// previous answerer is asked again once it goes.
+    pub fn answer_with(
+        &self,
+        owner: &Context,
+        answerer: Arc<dyn ApprovalAnswerer>,
+    ) -> Result<Disposer, BoxError> {
+        let id = {
+            let mut next = self
+                .next_answerer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *next += 1;
+            *next
+        };
+        self.answerers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, answerer));
+        let answerers = Arc::downgrade(&self.answerers);
+        Ok(owner.effect(move || {
+            if let Some(answerers) = answerers.upgrade() {
+                answerers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .retain(|(entry, _)| *entry != id);
+            }
+        })?)
+    }
+
+    /// The policy in force for `session`: its last `approval/policy` event, else the
+    /// deployment's.
+    pub fn policy_of(&self, session: &LiveSession) -> ApprovalPolicy {
+        session.with(|log| {
+            log.events()
+                .iter()
+                .rev()
+                .find(|event| event.kind == "approval/policy")
+                .and_then(|event| event.data.get("policy").and_then(Value::as_str))
+                .and_then(ApprovalPolicy::parse)
+                .unwrap_or(self.policy)
+        })
+    }
+
+    fn answerer(&self) -> Option<Arc<dyn ApprovalAnswerer>> {
+        self.answerers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last()
+            .map(|(_, answerer)| Arc::clone(answerer))
+    }
+
+    async fn decide(
+        &self,
+        policy: ApprovalPolicy,
+        question: ApprovalQuestion,
+        signal: &CancellationToken,
+    ) -> ApprovalOutcome {
+        if policy == ApprovalPolicy::Never {
+            return ApprovalOutcome::Rejected;
+        }
+        if signal.is_cancelled() {
+            return ApprovalOutcome::Cancelled;
+        }
+        let Some(answerer) = self.answerer() else {
+            return ApprovalOutcome::Unavailable;
+        };
+        let answer = answerer.answer(question);
+        let cancelled = signal.cancelled();
+        match select(Box::pin(answer), Box::pin(cancelled)).await {
+            Either::Left((outcome, _)) => outcome,
+            Either::Right(((), _)) => ApprovalOutcome::Cancelled,
+        }
+    }
+}
+
+/// Whether the log's last turn is still open.
+fn has_open_turn(session: &LiveSession) -> bool {
+    session.with(|log| {
+        log.events()
+            .iter()
+            .rev()
+            .find_map(|event| match &*event.kind {
+                "turn/start" => Some(true),
+                "turn/end" => Some(false),
+                _ => None,
+            })
+            .unwrap_or(false)
+    })
+}
+
+fn audit(session: &Arc<LiveSession>, kind: &str, data: Value) -> Result<(), ToolError> {
+    session
+        .append(kind, data, SurfaceIntent::default())
+        .map(drop)
+        .map_err(|error| {
+            ToolError::new(format!(
+                "approval: cannot log {kind} on session \"{}\": {error}",
+                session.id()
+            ))
+        })
+}
+
+#[async_trait]
+impl ApprovalService for UserApproval {
+    async fn request(&self, request: ApprovalRequest) -> Result<ApprovalOutcome, ToolError> {
+        let Some(session_id) = request.caller.session_id.clone() else {
+            return Ok(ApprovalOutcome::Unavailable);
+        };
+        let Some(session) = self.sessions.get(&session_id) else {
+            return Err(ToolError::new(format!(
+                "approval: session \"{session_id}\" is not live"
+            )));
+        };
+        if !has_open_turn(&session) {
+            return Err(ToolError::new(format!(
+                "approval: session \"{session_id}\" has no open turn to ask in"
+            )));
+        }
+        let question = ApprovalQuestion {
+            id: dsh_session::store::random_uuid(),
+            session_id,
+            tool_name: request.tool_name,
+            call_id: request.call_id,
+            reason: request.reason,
+        };
+        let mut asked = Map::new();
+        asked.insert("id".into(), json!(question.id));
+        asked.insert("toolName".into(), json!(question.tool_name));
+        if !question.call_id.is_empty() {
+            asked.insert("callId".into(), json!(question.call_id));
+        }
+        if let Some(reason) = &question.reason {
+            asked.insert("reason".into(), json!(reason));
+        }
+        audit(&session, "approval/asked", Value::Object(asked))?;
+        let id = question.id.clone();
+        let outcome = self
+            .decide(self.policy_of(&session), question, &request.signal)
+            .await;
+        audit(
+            &session,
+            "approval/decided",
+            json!({"id": id, "outcome": outcome.as_str()}),
+        )?;
+        Ok(outcome)
+    }
+}
+
+/// The `dsh-user-approval` plugin: provides `approval` and `userApproval`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UserApprovalPlugin;
+
+impl Plugin for UserApprovalPlugin {
+    type Config = UserApprovalConfig;
+
+    fn inject(&self) -> &'static [&'static str] {
+        &["sessions"]
+    }
+
+    async fn apply(&self, ctx: Context, config: UserApprovalConfig) -> Result<(), BoxError> {
+        let service = Arc::new(UserApproval::new(ctx.require(&SESSIONS)?, config.policy));
+        ctx.provide(&USER_APPROVAL, Arc::clone(&service))?;
+        ctx.provide(&APPROVAL, service as Arc<dyn ApprovalService>)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,447 @@
+#!/usr/bin/env node
+// End-to-end test of the dsh web UI in headless Chromium (run by `cargo xtask e2e`).
+//
+// The harness starts `dsh web` against a scripted fake model and a DSH_HOME holding one
+// stored dsh 0.1.1 session, then runs this script with:
+//   DSH_WEB_URL             the URL dsh web printed (with ?token=)
+//   DSH_E2E_ARTIFACTS       a directory for screenshots (NN-name.png)
+//   DSH_E2E_STORED_SESSION  the stored session's id
+//   CHROMIUM                the browser (default /usr/bin/chromium)
+//
+// Steps 1-4 share one new session (each builds on the previous turn count); steps 5 and 6
+// are independent and run even when an earlier step failed. Exit 0 when every step passed.
+
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** Milliseconds each wait may take. */
+const WAIT_MS = 15_000;
+/** What the fake model streams for "count slowly". */
+const ALL_TICKS = Array.from({ length: 200 }, (_, i) => `tick ${i + 1} `).join('');
+const CHROME_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+// ---------------------------------------------------------------------------------------
+// Configuration and small helpers
+// ---------------------------------------------------------------------------------------
+
+/** A required environment variable, or exit with a usage message. */
+function required(name) {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`web.mjs: ${name} is not set (cargo xtask e2e sets it)`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const config = {
+  url: required('DSH_WEB_URL'),
+  stored: required('DSH_E2E_STORED_SESSION'),
+  artifacts: process.env.DSH_E2E_ARTIFACTS || path.join(tmpdir(), 'dsh-web-e2e'),
+  chromium: process.env.CHROMIUM || '/usr/bin/chromium',
+};
+mkdirSync(config.artifacts, { recursive: true });
+
+let shotNumber = 0;
+
+/** Saves a full-page screenshot as NN-name.png in the artifacts directory. */
+async function screenshot(page, name) {
+  shotNumber += 1;
+  const file = path.join(config.artifacts, `${String(shotNumber).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: false });
+  console.log(`    screenshot ${file}`);
+  return file;
+}
+
+/** Polls `probe` until it returns a truthy value; fails naming `what` and the last value seen. */
+async function until(what, probe, timeout = WAIT_MS) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await probe();
+      if (last) return last;
+    } catch (error) {
+      last = `error: ${error.message.split('\n')[0]}`;
+    }
+    if (Date.now() > deadline) {
+      const seen = typeof last === 'string' ? last : JSON.stringify(last);
+      throw new Error(`timed out after ${timeout / 1000} s waiting for ${what} (last seen: ${seen})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A locator for a data-testid. */
+function byTestId(scope, id) {
+  return scope.locator(`[data-testid="${id}"]`);
+}
+
+/** The transcript's turn-end markers: count and the last one's turn, reason and text. */
+function turnEnds(page) {
+  return page.evaluate(() => {
+    const ends = [...document.querySelectorAll('[data-testid="transcript"] [data-testid="turn-end"]')];
+    const last = ends[ends.length - 1];
+    return {
+      count: ends.length,
+      turn: last?.dataset.turn ?? null,
+      reason: last?.dataset.reason ?? null,
+      seq: last ? Number(last.dataset.seq) : null,
+      text: last?.textContent ?? null,
+    };
+  });
+}
+
+/** Waits until there are `count` turn ends and the last has `reason`; returns it. */
+async function waitTurnEnd(page, count, reason) {
+  return until(`turn end #${count} with reason "${reason}"`, async () => {
+    const ends = await turnEnds(page);
+    if (ends.count > count) throw new Error(`more turn ends than expected: ${JSON.stringify(ends)}`);
+    return ends.count === count && ends.reason === reason ? ends : false;
+  });
+}
+
+/** The turn number of the newest user message with exactly this text. */
+async function turnOfUserMessage(page, text) {
+  return until(`the user message "${text}" in the transcript`, () =>
+    page.evaluate((wanted) => {
+      const bubbles = [...document.querySelectorAll('[data-testid="user-message"]')];
+      const match = bubbles.reverse().find((el) => el.textContent.trim() === wanted);
+      return match?.dataset.turn ?? false;
+    }, text),
+  );
+}
+
+/** All assistant text of one turn, in order. */
+function turnText(page, turn) {
+  return page.evaluate((wanted) => {
+    const items = document.querySelectorAll(`[data-testid="transcript"] [data-turn="${wanted}"] [data-testid="assistant-text"]`);
+    return [...items].map((el) => el.textContent).join('');
+  }, String(turn));
+}
+
+/** Types into the composer and sends it: by the Send button or the Enter key. */
+async function send(page, text, how = 'button') {
+  const input = byTestId(page, 'composer-input');
+  await until('an enabled composer', () => input.isEnabled());
+  await input.fill(text);
+  if (how === 'enter') await input.press('Enter');
+  else await byTestId(page, 'composer-send').click();
+  await until(`the composer to clear after sending "${text}"`, async () => (await input.inputValue()) === '');
+}
+
+/** The tool card whose command is exactly `command`. */
+function cardWithCommand(page, command) {
+  return byTestId(page, 'tool-card').filter({
+    has: page.locator('[data-testid="tool-command"]', { hasText: new RegExp(`^${escapeRegExp(command)}$`) }),
+  });
+}
+
+/** A string as a literal regular expression. */
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Text content of the first match of a locator ('' when absent). */
+async function textOf(locator) {
+  return (await locator.count()) ? ((await locator.first().textContent()) ?? '') : '';
+}
+
+/** Waits for a card's output to contain `output` and its exit label to be exactly `exit`. */
+async function expectToolResult(card, output, exit) {
+  let seen = '';
+  await until(`tool output containing "${output}"`, async () => {
+    seen = await textOf(byTestId(card, 'tool-output'));
+    return seen.includes(output);
+  }).catch((error) => {
+    throw new Error(`${error.message}; the card's output was ${JSON.stringify(seen)}`);
+  });
+  await until(`tool exit "${exit}"`, async () => {
+    seen = (await textOf(byTestId(card, 'tool-exit'))).trim();
+    return seen === exit;
+  }).catch((error) => {
+    throw new Error(`${error.message}; the card's exit label was ${JSON.stringify(seen)}`);
+  });
+}
+
+/** The session id in the page's hash. */
+function hashSession(page) {
+  return page.evaluate(() => /^#session=(.+)$/.exec(location.hash)?.[1] ?? null);
+}
+
+/** The applied-seq log the page keeps for tests. */
+function applied(page) {
+  return page.evaluate(() => window.__dsh?.applied ?? null);
+}
+
+/** Asserts the applied seqs are exactly 0, 1, 2, … (contiguous, increasing, no doubles). */
+function assertContiguous(seqs, what) {
+  assert.ok(Array.isArray(seqs) && seqs.length > 0, `${what}: window.__dsh.applied is empty`);
+  for (let i = 1; i < seqs.length; i++) {
+    assert.ok(seqs[i] > seqs[i - 1], `${what}: applied seqs not strictly increasing at index ${i}: ${seqs[i - 1]} then ${seqs[i]}`);
+  }
+  const gaps = [];
+  for (let i = 0; i < seqs.length && gaps.length < 5; i++) if (seqs[i] !== i) gaps.push(`index ${i} holds ${seqs[i]}`);
+  assert.deepEqual(gaps, [], `${what}: applied seqs are not every seq from 0 to ${seqs[seqs.length - 1]}`);
+}
+
+/** Watches a page for uncaught errors and CSP violations (collected into `problems`). */
+function watch(page, label, problems) {
+  page.on('pageerror', (error) => problems.push(`${label}: uncaught ${error.message}`));
+  page.on('console', (message) => {
+    const text = message.text();
+    if (/Content Security Policy/i.test(text)) problems.push(`${label}: CSP violation: ${text}`);
+    if (message.type() === 'error' && process.env.DSH_E2E_VERBOSE) console.log(`    [${label} console] ${text}`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// The steps
+// ---------------------------------------------------------------------------------------
+
+/** Shared between steps 1-4. */
+const shared = { sessionId: null, turnEnds: 0 };
+
+/** 1: the token URL signs in; a new session runs one bash command end to end. */
+async function stepBashTurn(page) {
+  await page.goto(config.url);
+  const landed = new URL(page.url());
+  assert.equal(landed.pathname, '/', `expected the redirect to land on /, got ${page.url()}`);
+  assert.ok(!landed.search.includes('token'), `the token should leave the address bar, got ${page.url()}`);
+  await until('the stored session in the session list', () =>
+    page.locator(`[data-testid="session-item"][data-session-id="${config.stored}"]`).count(),
+  );
+  assert.ok(await byTestId(page, 'banner').isHidden(), 'the token banner should be hidden after signing in');
+
+  await byTestId(page, 'new-session').click();
+  shared.sessionId = await until('#session=<id> in the address bar', () => hashSession(page));
+  await until('the new session in the list', () =>
+    page.locator(`[data-testid="session-item"][data-session-id="${shared.sessionId}"]`).count(),
+  );
+  await until('connection "connected"', async () => (await textOf(byTestId(page, 'connection'))) === 'connected');
+  await screenshot(page, 'new-session');
+
+  await send(page, 'please run one bash command');
+  const card = cardWithCommand(page, 'echo e2e-ok');
+  await until('a tool card for `echo e2e-ok`', () => card.count());
+  await expectToolResult(card, 'e2e-ok', 'exit 0');
+  assert.equal((await textOf(byTestId(card, 'tool-name'))).trim(), 'bash');
+  const ends = await waitTurnEnd(page, 1, 'completed');
+  shared.turnEnds = 1;
+  const text = await turnText(page, ends.turn);
+  assert.equal(text.trim(), 'The command printed e2e-ok.', 'assistant text of the bash turn');
+  const reasoning = await textOf(byTestId(page, 'reasoning'));
+  assert.ok(reasoning.includes('I will run the command.'), `reasoning should be shown, got ${JSON.stringify(reasoning)}`);
+  assert.equal(await byTestId(page, 'reasoning').first().evaluate((el) => el.open), false, 'finished reasoning is collapsed');
+  const usage = await textOf(byTestId(page, 'usage'));
+  const numbers = /in ([\d,]+) · out ([\d,]+) · cached ([\d,]+)/.exec(usage);
+  assert.ok(numbers, `usage should read "in N · out N · cached N", got ${JSON.stringify(usage)}`);
+  assert.ok(Number(numbers[1].replace(/,/g, '')) > 0 && Number(numbers[2].replace(/,/g, '')) > 0, `usage should be non-zero, got ${usage}`);
+  assert.ok(await byTestId(page, 'composer-stop').isDisabled(), 'Stop is disabled once the turn ended');
+  await screenshot(page, 'bash-turn');
+}
+
+/** 2: Stop ends a streaming turn as aborted before it finishes. */
+async function stepStop(page) {
+  await send(page, 'count slowly', 'enter');
+  const turn = await turnOfUserMessage(page, 'count slowly');
+  await until('Stop to be enabled while the turn runs', () => byTestId(page, 'composer-stop').isEnabled());
+  await until('a few ticks streamed', async () => (await turnText(page, turn)).includes('tick 3 '));
+  await byTestId(page, 'composer-stop').click();
+  const ends = await waitTurnEnd(page, shared.turnEnds + 1, 'aborted');
+  shared.turnEnds += 1;
+  assert.equal(ends.text.trim(), 'Stopped by you', 'turn end text of a user stop');
+  const text = await turnText(page, turn);
+  assert.ok(!text.includes('tick 200 '), `the stopped turn should not reach tick 200 (got ${text.length} characters)`);
+  assert.ok(await byTestId(page, 'composer-stop').isDisabled(), 'Stop is disabled once the turn ended');
+  await screenshot(page, 'stopped');
+}
+
+/** 3: a reload mid-stream replays the session and follows the turn to its end, exactly once. */
+async function stepReload(page) {
+  const before = (await page.locator('[data-testid="user-message"]', { hasText: 'count slowly' }).count());
+  await send(page, 'count slowly');
+  await until('the second "count slowly" message', async () =>
+    (await page.locator('[data-testid="user-message"]', { hasText: 'count slowly' }).count()) > before,
+  );
+  const turn = await turnOfUserMessage(page, 'count slowly');
+  await until('a few ticks streamed before the reload', async () => (await turnText(page, turn)).includes('tick 5 '));
+  await page.reload();
+  assert.equal(await hashSession(page), shared.sessionId, 'the reload reopens the same session');
+  await until('connection "connected" after the reload', async () => (await textOf(byTestId(page, 'connection'))) === 'connected');
+  const ends = await waitTurnEnd(page, shared.turnEnds + 1, 'completed');
+  shared.turnEnds += 1;
+  assert.equal(String(ends.turn), String(turn), 'the completed turn is the one that was streaming');
+  const text = await turnText(page, turn);
+  if (text !== ALL_TICKS) {
+    const ticks = text.match(/tick \d+/g) ?? [];
+    assert.fail(`the reloaded turn's text should be tick 1 … tick 200 once each; got ${ticks.length} ticks, starting ${JSON.stringify(text.slice(0, 60))}, ending ${JSON.stringify(text.slice(-60))}`);
+  }
+  const seqs = await applied(page);
+  assertContiguous(seqs, 'after the reload');
+  assert.ok(seqs.includes(ends.seq), `the turn end (seq ${ends.seq}) is among the applied seqs`);
+  await screenshot(page, 'reloaded');
+}
+
+/** 4: an approval question is answered from the page and the command runs. */
+async function stepApproval(page) {
+  await send(page, 'this needs approval');
+  const prompt = byTestId(page, 'approval').last();
+  await prompt.waitFor({ state: 'visible', timeout: WAIT_MS });
+  const card = cardWithCommand(page, 'echo approved-run');
+  await until('the approval prompt inside the card of `echo approved-run`', () => byTestId(card, 'approval').count());
+  assert.ok(await byTestId(prompt, 'approval-allow').isEnabled(), 'Allow once is enabled');
+  await until('the session status to show the question', async () => (await textOf(byTestId(page, 'session-status'))).includes('approval'));
+  await screenshot(page, 'approval');
+  await byTestId(prompt, 'approval-allow').click();
+  await until('the outcome "Allowed once"', async () => (await textOf(byTestId(card, 'approval-outcome'))).trim() === 'Allowed once');
+  assert.equal(await byTestId(card, 'approval-allow').count(), 0, 'the buttons are gone once decided');
+  await expectToolResult(card, 'approved-run', 'exit 0');
+  const ends = await waitTurnEnd(page, shared.turnEnds + 1, 'completed');
+  shared.turnEnds += 1;
+  await until('the text "Approved and done."', async () => (await turnText(page, ends.turn)).trim() === 'Approved and done.');
+  await screenshot(page, 'approved');
+}
+
+/** 5: a stored dsh 0.1.1 session is resumed, shows its transcript and takes a message. */
+async function stepResume(page) {
+  if (!page.url().startsWith(new URL(config.url).origin)) await page.goto(config.url);
+  const item = page.locator(`[data-testid="session-item"][data-session-id="${config.stored}"]`);
+  await until('the stored session in the list', () => item.count());
+  assert.equal((await textOf(byTestId(item, 'session-item-status'))).trim(), 'stored', 'the list marks it stored');
+  await item.locator('button').first().click();
+  await until('#session=<stored id>', async () => (await hashSession(page)) === config.stored);
+  const resume = byTestId(page, 'resume');
+  await resume.waitFor({ state: 'visible', timeout: WAIT_MS });
+  assert.equal((await textOf(byTestId(page, 'session-status'))).trim(), 'stored', 'the header says stored');
+  assert.ok(await byTestId(page, 'composer-input').isDisabled(), 'the composer waits for Resume');
+  await screenshot(page, 'stored-session');
+
+  await resume.click();
+  await until('the 0.1.1 user message', async () =>
+    (await page.locator('[data-testid="user-message"]', { hasText: 'Run a shell command that greets me' }).count()) > 0,
+  );
+  const card = cardWithCommand(page, 'echo hello-from-dsh && uname -s');
+  await until('the 0.1.1 tool card', () => card.count());
+  await expectToolResult(card, 'hello-from-dsh', 'exit 0');
+  await until('the 0.1.1 answer', async () =>
+    (await page.locator('[data-testid="assistant-text"]', { hasText: 'Done. The last command printed' }).count()) > 0,
+  );
+  const ends = await waitTurnEnd(page, 1, 'completed');
+  assert.ok(await resume.isHidden(), 'Resume is gone once live');
+  await until('connection "connected"', async () => (await textOf(byTestId(page, 'connection'))) === 'connected');
+  await send(page, 'say ok');
+  const next = await waitTurnEnd(page, ends.count + 1, 'completed');
+  await until('the reply "OK."', async () => (await turnText(page, next.turn)).trim() === 'OK.');
+  assertContiguous(await applied(page), 'the resumed session');
+  await screenshot(page, 'resumed');
+
+  // The same page on a phone-sized window: the sidebar folds into a drawer.
+  await page.setViewportSize({ width: 600, height: 800 });
+  assert.ok(await byTestId(page, 'composer-input').isVisible(), 'the composer stays on a narrow window');
+  await until('the sidebar to fold away on a narrow window', async () =>
+    (await page.locator('#sidebar').evaluate((el) => el.getBoundingClientRect().right)) <= 1,
+  );
+  await screenshot(page, 'narrow');
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** 6: a page opened without the token shows the banner. */
+async function stepNoToken(browser, problems) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const page = await context.newPage();
+    watch(page, 'no-token page', problems);
+    await page.goto(`${new URL(config.url).origin}/`);
+    const banner = byTestId(page, 'banner');
+    await banner.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const text = await textOf(banner);
+    assert.ok(text.includes('dsh web'), `the banner should point to the URL dsh web printed, got ${JSON.stringify(text)}`);
+    await screenshot(page, 'no-token');
+  } finally {
+    await context.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Runner
+// ---------------------------------------------------------------------------------------
+
+/** Runs the steps, prints a summary, and exits 0 only when all passed. */
+async function main() {
+  console.log(`web.mjs: ${config.chromium}, artifacts in ${config.artifacts}`);
+  const browser = await chromium.launch({ executablePath: config.chromium, args: CHROME_ARGS, timeout: 60_000 });
+  const problems = [];
+  const results = [];
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(WAIT_MS);
+    const page = await context.newPage();
+    watch(page, 'main page', problems);
+
+    /** Runs one step; a failure is recorded with a screenshot, and `false` returned. */
+    const run = async (name, fn) => {
+      const started = Date.now();
+      console.log(`- ${name}`);
+      try {
+        await fn();
+        results.push({ name, ok: true });
+        console.log(`  ok (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+        return true;
+      } catch (error) {
+        results.push({ name, ok: false, error });
+        console.log(`  FAILED: ${error.message}`);
+        await screenshot(page, `failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
+        return false;
+      }
+    };
+
+    const chain = [
+      ['1 bash turn', () => stepBashTurn(page)],
+      ['2 stop', () => stepStop(page)],
+      ['3 reload mid-stream', () => stepReload(page)],
+      ['4 approval', () => stepApproval(page)],
+    ];
+    let chainOk = true;
+    for (const [name, fn] of chain) {
+      if (!chainOk) {
+        results.push({ name, ok: false, error: new Error('skipped: an earlier step failed') });
+        console.log(`- ${name}\n  skipped: an earlier step failed`);
+        continue;
+      }
+      chainOk = await run(name, fn);
+    }
+    await run('5 resume stored session', () => stepResume(page));
+    await run('6 no token', () => stepNoToken(browser, problems));
+    await context.close();
+  } finally {
+    await browser.close();
+  }
+
+  if (problems.length) results.push({ name: 'page errors', ok: false, error: new Error(problems.join('\n    ')) });
+  const failed = results.filter((result) => !result.ok);
+  console.log('');
+  for (const result of results) console.log(`${result.ok ? 'PASS' : 'FAIL'} ${result.name}${result.ok ? '' : `: ${result.error.message}`}`);
+  if (failed.length) {
+    console.error(`\nweb.mjs: ${failed.length} of ${results.length} checks failed (first: ${failed[0].name}); screenshots in ${config.artifacts}`);
+    process.exit(1);
+  }
+  console.log(`\nweb.mjs: all ${results.length} steps passed; screenshots in ${config.artifacts}`);
+}
+
+main().catch((error) => {
+  console.error(`web.mjs: ${error.stack || error.message}`);
+  process.exit(1);
+});
