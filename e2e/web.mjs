@@ -142,9 +142,12 @@ async function send(page, text, how = 'button') {
   await until(`the composer to clear after sending "${text}"`, async () => (await input.inputValue()) === '');
 }
 
-/** The tool card whose command is exactly `command`. */
-function cardWithCommand(page, command) {
-  return byTestId(page, 'tool-card').filter({
+/** The tool card whose command is exactly `command` (in turn `turn` when given). */
+function cardWithCommand(page, command, turn) {
+  const cards = turn === undefined
+    ? byTestId(page, 'tool-card')
+    : page.locator(`[data-testid="transcript"] [data-turn="${turn}"] [data-testid="tool-card"]`);
+  return cards.filter({
     has: page.locator('[data-testid="tool-command"]', { hasText: new RegExp(`^${escapeRegExp(command)}$`) }),
   });
 }
@@ -234,12 +237,14 @@ async function stepBashTurn(page) {
   await screenshot(page, 'new-session');
 
   await send(page, 'please run one bash command');
-  const card = cardWithCommand(page, 'echo e2e-ok');
+  shared.bashTurn = await turnOfUserMessage(page, 'please run one bash command');
+  const card = cardWithCommand(page, 'echo e2e-ok', shared.bashTurn);
   await until('a tool card for `echo e2e-ok`', () => card.count());
   await expectToolResult(card, 'e2e-ok', 'exit 0');
   assert.equal((await textOf(byTestId(card, 'tool-name'))).trim(), 'bash');
   const ends = await waitTurnEnd(page, 1, 'completed');
   shared.turnEnds = 1;
+  assert.equal(String(ends.turn), String(shared.bashTurn), 'the turn end belongs to the bash turn');
   const text = await turnText(page, ends.turn);
   assert.equal(text.trim(), 'The command printed e2e-ok.', 'assistant text of the bash turn');
   const reasoning = await textOf(byTestId(page, 'reasoning'));
@@ -298,10 +303,19 @@ async function stepReload(page) {
 /** 4: an approval question is answered from the page and the command runs. */
 async function stepApproval(page) {
   await send(page, 'this needs approval');
+  const turn = await turnOfUserMessage(page, 'this needs approval');
   const prompt = byTestId(page, 'approval').last();
   await prompt.waitFor({ state: 'visible', timeout: WAIT_MS });
-  const card = cardWithCommand(page, 'echo approved-run');
-  await until('the approval prompt inside the card of `echo approved-run`', () => byTestId(card, 'approval').count());
+  const card = cardWithCommand(page, 'echo approved-run', turn);
+  await until(`the approval prompt inside the card of \`echo approved-run\` in turn ${turn}`, () => byTestId(card, 'approval').count());
+  assert.equal(await byTestId(page, 'approval').count(), 1, 'exactly one approval prompt');
+  await until('the transcript to follow the new prompt into view', () =>
+    prompt.evaluate((el) => {
+      const box = el.getBoundingClientRect();
+      const view = document.querySelector('[data-testid="transcript"]').getBoundingClientRect();
+      return box.bottom > view.top && box.top < view.bottom;
+    }),
+  );
   assert.ok(await byTestId(prompt, 'approval-allow').isEnabled(), 'Allow once is enabled');
   await until('the session status to show the question', async () => (await textOf(byTestId(page, 'session-status'))).includes('approval'));
   await screenshot(page, 'approval');
@@ -311,7 +325,10 @@ async function stepApproval(page) {
   await expectToolResult(card, 'approved-run', 'exit 0');
   const ends = await waitTurnEnd(page, shared.turnEnds + 1, 'completed');
   shared.turnEnds += 1;
+  assert.equal(String(ends.turn), String(turn), 'the turn end belongs to the approval turn');
   await until('the text "Approved and done."', async () => (await turnText(page, ends.turn)).trim() === 'Approved and done.');
+  // Call ids may repeat across turns: the first turn's card must be untouched.
+  await expectToolResult(cardWithCommand(page, 'echo e2e-ok', shared.bashTurn), 'e2e-ok', 'exit 0');
   await screenshot(page, 'approved');
 }
 

@@ -80,6 +80,16 @@ const CASES: &[Case] = &[
         wall_target: Duration::from_millis(100),
         rss_target_kib: 60 * 1024,
     },
+    // From exec to the first successful API answer: boot, bind, the URL line (printed once
+    // the tree has settled), then `GET /api/health` with the printed token. The server is
+    // stopped with SIGTERM after each run.
+    Case {
+        name: "dsh web --no-open (to first HTTP 200)",
+        args: &["web", "--no-open", "--port", "0"],
+        baseline: "dsh 0.1.1: plugin tree boots in ~1 s",
+        wall_target: Duration::from_millis(50),
+        rss_target_kib: 25 * 1024,
+    },
     // A whole agent turn: boot, two model requests to a loopback fake answering at once,
     // one confined bash call, the session written and flushed, exit.
     Case {
@@ -250,6 +260,9 @@ fn spawn(binary: &Path, args: &[&str], home: &Path) -> Result<Duration, String> 
         .iter()
         .map(|arg| arg.replace(HOME, &home_text))
         .collect();
+    if args.first().is_some_and(|first| first == "web") {
+        return serve_once(binary, &args, home);
+    }
     let started = Instant::now();
     let status = Command::new(binary)
         .args(&args)
@@ -277,4 +290,59 @@ fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
         samples.get(index).copied().unwrap_or_default()
     };
     (at(0.5), at(0.9))
+}
+
+/// Starts `dsh web`, waits for its URL line, asks `GET /api/health` with the printed token,
+/// and returns the time from exec to the `200`; then stops the server.
+fn serve_once(binary: &Path, args: &[String], home: &Path) -> Result<Duration, String> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let started = Instant::now();
+    let mut child = Command::new(binary)
+        .args(args)
+        .env("DSH_HOME", home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|error| format!("cannot run {}: {error}", binary.display()))?;
+    let answered = (|| {
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|error| error.to_string())?;
+        let url = line
+            .trim()
+            .strip_prefix("dsh web: http://")
+            .ok_or_else(|| format!("unexpected line {line:?}"))?;
+        let (authority, token) = url
+            .split_once("/?token=")
+            .ok_or_else(|| format!("no token in {url:?}"))?;
+        let mut stream =
+            std::net::TcpStream::connect(authority).map_err(|error| error.to_string())?;
+        write!(
+            stream,
+            "GET /api/health HTTP/1.1\r\nHost: {authority}\r\nx-dsh-token: {token}\r\n\
+             Connection: close\r\n\r\n"
+        )
+        .map_err(|error| error.to_string())?;
+        let mut status = [0_u8; 12];
+        stream
+            .read_exact(&mut status)
+            .map_err(|error| error.to_string())?;
+        let elapsed = started.elapsed();
+        if &status[9..12] == b"200" {
+            Ok(elapsed)
+        } else {
+            Err(format!(
+                "GET /api/health answered {}",
+                String::from_utf8_lossy(&status)
+            ))
+        }
+    })();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX)),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = child.wait();
+    answered
 }

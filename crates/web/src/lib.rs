@@ -19,6 +19,7 @@
 //!   booted and opens the default browser ([`BrowserOpener`]).
 
 mod api;
+mod assets;
 mod fence;
 mod opener;
 mod runtime;

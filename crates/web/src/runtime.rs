@@ -8,22 +8,19 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use dsh_compose::launch::LOADER;
 use dsh_kernel::{BoxError, Context, Plugin};
 use serde::Deserialize;
 
+use crate::assets;
 use crate::opener::{BrowserOpener, in_ssh_session};
 use crate::server::{WEBSERVER, WebServer};
 
 /// The plugin's name in rows.
 pub const RUNTIME_PLUGIN_NAME: &str = "dsh-web-app";
-
-const INDEX_HTML: &str = include_str!("../ui/index.html");
-const APP_JS: &str = include_str!("../ui/app.js");
-const STYLE_CSS: &str = include_str!("../ui/style.css");
 
 /// Only our own files run, and they talk only to this server.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
@@ -80,12 +77,7 @@ impl Plugin for WebRuntimePlugin {
         let server = ctx.require(&WEBSERVER)?;
         let pages = Router::new()
             .route("/", get(index))
-            .route("/index.html", get(index))
-            .route(
-                "/app.js",
-                get(|| async { asset("text/javascript", APP_JS) }),
-            )
-            .route("/style.css", get(|| async { asset("text/css", STYLE_CSS) }))
+            .fallback(get(asset))
             .with_state(Arc::clone(&server));
         server.mount(&ctx, "/", pages)?;
         let url = format!("{}/?token={}", server.url(), server.token());
@@ -140,13 +132,13 @@ async fn index(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let Some(token) = query.get("token") else {
-        return page(StatusCode::OK, "text/html; charset=utf-8", INDEX_HTML);
+        return asset(Uri::from_static("/index.html")).await;
     };
     if !server.fence().is_token(token) {
         return page(
             StatusCode::FORBIDDEN,
             "text/plain; charset=utf-8",
-            "wrong token: open the URL that this launch of dsh web printed\n",
+            b"wrong token: open the URL that this launch of dsh web printed\n",
         );
     }
     let cookie = format!(
@@ -160,11 +152,19 @@ async fn index(
     response
 }
 
-fn asset(content_type: &'static str, body: &'static str) -> Response {
-    page(StatusCode::OK, content_type, body)
+/// Any other path: the embedded file of that name.
+async fn asset(uri: Uri) -> Response {
+    match assets::find(uri.path()) {
+        Some((body, content_type)) => page(StatusCode::OK, content_type, body),
+        None => page(
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            b"not found\n",
+        ),
+    }
 }
 
-fn page(status: StatusCode, content_type: &'static str, body: &'static str) -> Response {
+fn page(status: StatusCode, content_type: &'static str, body: &'static [u8]) -> Response {
     (
         status,
         [

@@ -13,8 +13,6 @@
 //      and the transcript renderer (steps, text blocks, tool cards, approvals, turn ends)
 //   5. The composer and the page controller (selection, hash routing, start-up)
 
-'use strict';
-
 // ---------------------------------------------------------------------------------------
 // 1. Helpers
 // ---------------------------------------------------------------------------------------
@@ -297,7 +295,7 @@ function renderSessionList() {
       app.items.delete(id);
     }
   }
-  $('session-list-empty').hidden = app.sessions.length > 0;
+  $('session-list-empty').hidden = !app.sessionsLoaded || app.sessions.length > 0;
 }
 
 /** Creates the sidebar entry of one session. */
@@ -494,11 +492,12 @@ class ApprovalPrompt {
     this.reject = h('button', { type: 'button', class: 'danger', 'data-testid': 'approval-reject', text: 'Reject', onclick: () => this.choose('rejected') });
     this.actions = h('div', { class: 'approval-actions' }, this.allow, this.reject);
     this.errorEl = h('div', { class: 'approval-error', hidden: true });
-    const tool = data.toolName ? `\u201c${data.toolName}\u201d` : 'A tool';
+    this.tool = data.toolName ? `\u201c${data.toolName}\u201d` : 'A tool';
+    this.titleEl = h('div', { class: 'approval-title', text: `${this.tool} needs your approval` });
     this.el = h(
       'div',
       { class: 'approval pending', 'data-testid': 'approval', 'data-approval-id': this.id, 'data-seq': seq, role: 'group', 'aria-label': 'Approval needed' },
-      h('div', { class: 'approval-title', text: `${tool} needs your approval` }),
+      this.titleEl,
       data.reason ? h('div', { class: 'approval-reason', 'data-testid': 'approval-reason', text: String(data.reason) }) : null,
       this.actions,
       this.errorEl,
@@ -532,6 +531,7 @@ class ApprovalPrompt {
     this.outcome = outcome;
     this.el.classList.remove('pending');
     this.el.dataset.outcome = outcome;
+    this.titleEl.textContent = `${this.tool} asked for approval`;
     this.actions.replaceWith(h('div', { class: `approval-outcome ${outcome}`, 'data-testid': 'approval-outcome', text: outcomeText(outcome) }));
     this.actions = this.el.querySelector('.approval-outcome');
     this.errorEl.hidden = true;
@@ -561,6 +561,7 @@ class SessionView {
     this.step = null;
     this.steps = new Map();
     this.cards = new Map();
+    this.latestCards = new Map();
     this.approvals = new Map();
     this.dirtyBlocks = new Set();
     this.openBlocks = new Set();
@@ -571,6 +572,7 @@ class SessionView {
     this.stick = true;
     this.unseen = false;
     this.lastScrollTop = 0;
+    this.lastAppliedAt = 0;
     window.__dsh = { applied: [], sessionId: id };
   }
 
@@ -590,7 +592,7 @@ class SessionView {
     });
     source.addEventListener('session-event', (event) => {
       if (this.source !== source) return;
-      const seq = Number(event.lastEventId);
+      const seq = event.lastEventId === '' ? NaN : Number(event.lastEventId);
       if (Number.isFinite(seq) && seq > this.lastReceived) this.lastReceived = seq;
       this.queue.push(event.data);
       this.scheduleFlush();
@@ -689,6 +691,7 @@ class SessionView {
     for (const block of this.dirtyBlocks) block.flushText();
     this.dirtyBlocks.clear();
     this.updateChrome();
+    if (count > 0) this.lastAppliedAt = performance.now();
     this.followBottom(count > 0);
     if (this.queue.length > this.queueHead) this.scheduleFlush();
   }
@@ -801,15 +804,20 @@ class SessionView {
     this.openBlocks.delete(block);
   }
 
-  /** The card of a call id, created (in its step, or standalone) when first seen. */
+  /**
+   * The card of a call in a step, created (in its step, or standalone) when first seen. Cards
+   * are keyed by turn, step and call id: providers (and test fakes) may reuse call ids.
+   */
   toolCard(callId, name, seq, turn, stepNumber) {
-    let card = this.cards.get(callId);
+    const key = `${turn}:${stepNumber}:${callId}`;
+    let card = this.cards.get(key);
     if (card) {
       card.setName(name);
       return card;
     }
     card = new ToolCard(callId, name, seq);
-    this.cards.set(callId, card);
+    this.cards.set(key, card);
+    this.latestCards.set(callId, card);
     this.openCards.add(card);
     if (turn !== undefined && turn !== null && stepNumber !== undefined && stepNumber !== null) {
       this.stepView(turn, stepNumber, seq).toolsEl.append(card.el);
@@ -955,7 +963,10 @@ class SessionView {
     const prompt = new ApprovalPrompt(data, event.seq, (approvalId, outcome) => this.answerApproval(approvalId, outcome));
     this.approvals.set(id, prompt);
     if (data.callId) {
-      const card = this.toolCard(String(data.callId), data.toolName, event.seq, this.turn, this.step);
+      // The question has no step: it belongs to the running step's call, else the latest
+      // call with that id.
+      const callId = String(data.callId);
+      const card = this.cards.get(`${this.turn}:${this.step}:${callId}`) ?? this.latestCards.get(callId) ?? this.toolCard(callId, data.toolName, event.seq, this.turn, this.step);
       card.approvalsEl.append(prompt.el);
       if (!this.stick) this.unseen = true;
     } else {
@@ -1116,6 +1127,7 @@ async function loadSession(id, opening) {
 
 /** Shows the empty state (no session open). */
 function showNoSession() {
+  app.opening = null;
   if (app.view) app.view.close();
   app.view = null;
   window.__dsh = { applied: [], sessionId: null };
@@ -1291,10 +1303,13 @@ function bindControls() {
   input.addEventListener('input', autosizeComposer);
   $('transcript').addEventListener('scroll', onTranscriptScroll, { passive: true });
   // Items change size after they are appended (text streams in, content-visibility renders
-  // them): keep the bottom in view while the reader is there.
+  // them): keep the bottom in view while the reader is there and events are arriving (not
+  // when the reader merely opens a <details> in a quiet transcript).
   new ResizeObserver(() => {
+    const view = app.view;
+    if (!view?.stick || !(view.running || performance.now() - view.lastAppliedAt < 1000)) return;
     const transcript = $('transcript');
-    if (app.view?.stick) transcript.scrollTop = transcript.scrollHeight;
+    transcript.scrollTop = transcript.scrollHeight;
   }).observe($('transcript-items'));
   $('jump').addEventListener('click', () => {
     const transcript = $('transcript');
