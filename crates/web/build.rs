@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-fn main() {
+fn main() -> std::io::Result<()> {
     let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default()).join("ui");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
@@ -26,9 +26,7 @@ fn main() {
     }
     table.push(']');
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("assets.rs");
-    if let Err(error) = std::fs::write(&out, table) {
-        panic!("cannot write {}: {error}", out.display());
-    }
+    std::fs::write(out, table)
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
