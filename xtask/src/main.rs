@@ -1,7 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
 //! - `ci`: what CI runs: rustfmt check, clippy with warnings denied, every test (nextest when
-//!   installed, else `cargo test`), doc tests, and `cargo deny check`.
+//!   installed, else `cargo test`), doc tests, `cargo deny check`, and the browser tests.
 //! - `bench`: the criterion benchmarks, then whole-process measurements of the `dsh` binary.
 //! - `deny`: `cargo deny check` alone.
 //! - `e2e`: the browser tests of `dsh web` (Playwright and Debian's Chromium).
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Some(process_bench::MEASURE) => process_bench::measure(rest),
         _ => Err(
             "usage: cargo xtask ci | bench [--quick] [--process [filter]] | deny | e2e\n\
-             \n  ci     fmt check, clippy -D warnings, tests, doc tests, cargo deny\
+             \n  ci     fmt check, clippy -D warnings, tests, doc tests, cargo deny, e2e\
              \n  bench  criterion benchmarks and whole-process dsh measurements\
              \n  deny   cargo deny check (licenses, advisories, bans, sources)\
              \n  e2e    the browser tests of dsh web in headless Chromium"
@@ -109,7 +109,9 @@ fn ci() -> Result<(), String> {
     } else {
         cargo(&["test", "--workspace", "--locked"])?;
     }
-    deny()
+    deny()?;
+    report("==> cargo xtask e2e");
+    e2e::run()
 }
 
 fn deny() -> Result<(), String> {

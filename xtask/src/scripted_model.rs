@@ -6,6 +6,8 @@
 //! - `count slowly`: `tick 1 ` … `tick 200 `, one chunk each, 25 ms apart.
 //! - `needs approval`: a `bash` call asking for `danger-full-access`, then
 //!   `Approved and done.`
+//! - `stream 5000 chunks`: `w1 ` … `w5000 `, one chunk each, as fast as the socket takes
+//!   them (a long session for the page to keep up with).
 //! - anything else: `OK.`
 
 use std::io::{BufReader, Write};
@@ -73,6 +75,11 @@ fn reply(body: &Value) -> Vec<Piece> {
                 chunk: text(&format!("tick {n} ")),
             })
             .collect();
+        pieces.push(now(finish("stop")));
+        return pieces;
+    }
+    if task.contains("stream 5000 chunks") {
+        let mut pieces: Vec<Piece> = (1..=5000).map(|n| now(text(&format!("w{n} ")))).collect();
         pieces.push(now(finish("stop")));
         return pieces;
     }

@@ -59,7 +59,7 @@ pub fn registry() -> Registry {
     add(&mut registry, "dsh-headless", HeadlessRunnerPlugin);
     add(&mut registry, "dsh-web-app/startup", WebStartupPlugin);
     add(&mut registry, "dsh-host-webserver", WebServerPlugin);
-    add(&mut registry, "dsh-web-app", WebRuntimePlugin::default());
+    add(&mut registry, "dsh-web-app", WebRuntimePlugin);
     add(&mut registry, "dsh-host-apiproxy", ApiPlugin);
     registry
 }

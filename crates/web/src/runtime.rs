@@ -54,17 +54,8 @@ impl Default for WebRuntimeConfig {
 }
 
 /// The `dsh-web-app` plugin.
-#[derive(Debug, Clone, Default)]
-pub struct WebRuntimePlugin {
-    opener: BrowserOpener,
-}
-
-impl WebRuntimePlugin {
-    /// The plugin with `opener` in place of the platform's browser opener.
-    pub fn with_opener(opener: BrowserOpener) -> Self {
-        Self { opener }
-    }
-}
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebRuntimePlugin;
 
 impl Plugin for WebRuntimePlugin {
     type Config = WebRuntimeConfig;
@@ -82,13 +73,12 @@ impl Plugin for WebRuntimePlugin {
         server.mount(&ctx, "/", pages)?;
         let url = format!("{}/?token={}", server.url(), server.token());
         let loader = ctx.get(&LOADER);
-        let opener = self.opener.clone();
         ctx.spawn(async move {
             // The URL is good only once every row (the API among them) has mounted.
             if let Some(loader) = loader {
                 loader.settled().await;
             }
-            announce(&url, config, &opener).await;
+            announce(&url, config, &BrowserOpener::default()).await;
         })?;
         Ok(())
     }

@@ -13,7 +13,7 @@ async fn boot() -> (Kernel, String, String, u16) {
     let root = kernel.root();
     root.plugin(WebServerPlugin, json!({"port": 0})).unwrap();
     root.plugin(
-        WebRuntimePlugin::default(),
+        WebRuntimePlugin,
         json!({"openBrowser": false, "printUrl": false}),
     )
     .unwrap();
