@@ -21,11 +21,16 @@ const ANSWER: &[&str] = &[
 /// Starts the server on a free loopback port and returns its base URL. It serves until the
 /// process exits.
 pub fn start() -> Result<String, String> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|error| format!("fake model: {error}"))?;
+    serve_on_loopback("fake model", serve)
+}
+
+/// Listens on a free loopback port and hands each connection to `serve` on a thread of its
+/// own, until the process exits; returns the base URL.
+pub(crate) fn serve_on_loopback(label: &str, serve: fn(TcpStream)) -> Result<String, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("{label}: {error}"))?;
     let address = listener
         .local_addr()
-        .map_err(|error| format!("fake model: {error}"))?;
+        .map_err(|error| format!("{label}: {error}"))?;
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             std::thread::spawn(move || serve(stream));

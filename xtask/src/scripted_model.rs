@@ -11,7 +11,7 @@
 //! - anything else: `OK.`
 
 use std::io::{BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -137,17 +137,7 @@ fn content_text(content: &Value) -> String {
 /// Starts the server on a free loopback port and returns its base URL; it serves until the
 /// process exits.
 pub fn start() -> Result<String, String> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|error| format!("scripted model: {error}"))?;
-    let address = listener
-        .local_addr()
-        .map_err(|error| format!("scripted model: {error}"))?;
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || serve(stream));
-        }
-    });
-    Ok(format!("http://{address}"))
+    crate::fake_model::serve_on_loopback("scripted model", serve)
 }
 
 /// Answers one request, streaming, then closes the connection.

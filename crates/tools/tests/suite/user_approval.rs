@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_kernel::{Context, Kernel};
+use dsh_kernel::{Context, Disposer, Kernel};
 use dsh_session::{CreateOptions, LiveSession, SESSIONS, SessionPlugin, SurfaceIntent};
 use dsh_tools::{
     APPROVAL, ApprovalAnswerer, ApprovalOutcome, ApprovalQuestion, ApprovalRequest, ToolCaller,
@@ -67,6 +67,16 @@ fn request(session: &LiveSession, signal: CancellationToken) -> ApprovalRequest 
     }
 }
 
+/// Registers `answerer` on the root for as long as the returned disposer lives.
+fn answering(kernel: &Kernel, answerer: impl ApprovalAnswerer) -> Disposer {
+    kernel
+        .root()
+        .require(&USER_APPROVAL)
+        .unwrap()
+        .answer_with(&kernel.root(), Arc::new(answerer))
+        .unwrap()
+}
+
 async fn ask(root: &Context, session: &LiveSession) -> ApprovalOutcome {
     let approval = root.require(&APPROVAL).unwrap();
     approval
@@ -89,13 +99,7 @@ fn audit(session: &LiveSession) -> Vec<(String, Value)> {
 async fn an_answer_is_logged_as_an_asked_decided_pair() {
     let (kernel, session) = boot("ask").await;
     open_turn(&session);
-    let service = kernel.root().require(&USER_APPROVAL).unwrap();
-    let _answering = service
-        .answer_with(
-            &kernel.root(),
-            Arc::new(Fixed(ApprovalOutcome::AllowedOnce)),
-        )
-        .unwrap();
+    let _answering = answering(&kernel, Fixed(ApprovalOutcome::AllowedOnce));
     assert_eq!(
         ask(&kernel.root(), &session).await,
         ApprovalOutcome::AllowedOnce
@@ -121,15 +125,12 @@ async fn an_answer_is_logged_as_an_asked_decided_pair() {
 async fn without_an_answerer_the_question_fails_closed() {
     let (kernel, session) = boot("ask").await;
     open_turn(&session);
-    let service = kernel.root().require(&USER_APPROVAL).unwrap();
-    let answering = service
-        .answer_with(&kernel.root(), Arc::new(Fixed(ApprovalOutcome::Rejected)))
-        .unwrap();
+    let registration = answering(&kernel, Fixed(ApprovalOutcome::Rejected));
     assert_eq!(
         ask(&kernel.root(), &session).await,
         ApprovalOutcome::Rejected
     );
-    answering.dispose().await;
+    registration.dispose().await;
     assert_eq!(
         ask(&kernel.root(), &session).await,
         ApprovalOutcome::Unavailable
@@ -141,13 +142,7 @@ async fn without_an_answerer_the_question_fails_closed() {
 async fn policy_never_rejects_without_asking_and_a_session_switch_overrides_it() {
     let (kernel, session) = boot("never").await;
     open_turn(&session);
-    let service = kernel.root().require(&USER_APPROVAL).unwrap();
-    let _answering = service
-        .answer_with(
-            &kernel.root(),
-            Arc::new(Fixed(ApprovalOutcome::AllowedOnce)),
-        )
-        .unwrap();
+    let _answering = answering(&kernel, Fixed(ApprovalOutcome::AllowedOnce));
     assert_eq!(
         ask(&kernel.root(), &session).await,
         ApprovalOutcome::Rejected
@@ -169,10 +164,7 @@ async fn policy_never_rejects_without_asking_and_a_session_switch_overrides_it()
 async fn cancelling_the_call_withdraws_the_question() {
     let (kernel, session) = boot("ask").await;
     open_turn(&session);
-    let service = kernel.root().require(&USER_APPROVAL).unwrap();
-    let _answering = service
-        .answer_with(&kernel.root(), Arc::new(Never))
-        .unwrap();
+    let _answering = answering(&kernel, Never);
     let approval = kernel.root().require(&APPROVAL).unwrap();
     let signal = CancellationToken::new();
     let cancel = signal.clone();
