@@ -8,12 +8,13 @@
 //   DSH_E2E_STORED_SESSION  the stored session's id
 //   CHROMIUM                the browser (default /usr/bin/chromium)
 //
-// Steps 1-4 share one new session (each builds on the previous turn count); steps 5 and 6
-// are independent and run even when an earlier step failed. Exit 0 when every step passed.
+// Steps 1-4 share one new session (each builds on the previous turn count); steps 5, 6 and 7
+// are independent and run even when an earlier step failed. Step 7 writes its measurements
+// to perf.json in the artifacts directory. Exit 0 when every step passed.
 
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -21,6 +22,15 @@ import path from 'node:path';
 const WAIT_MS = 15_000;
 /** What the fake model streams for "count slowly". */
 const ALL_TICKS = Array.from({ length: 200 }, (_, i) => `tick ${i + 1} `).join('');
+/** What the fake model streams for "stream 5000 chunks" (one chunk, so one event, per word). */
+const LONG_WORDS = 5000;
+const ALL_WORDS = Array.from({ length: LONG_WORDS }, (_, i) => `w${i + 1} `).join('');
+/** Step 7's limits: the live stream, replaying it after a reload, the longest main-thread
+ * task during the replay, and a keystroke reaching the composer. Generous for 2 CI cores. */
+const LONG_STREAM_MS = 60_000;
+const REPLAY_MS = 5_000;
+const LONG_TASK_MS = 500;
+const INPUT_MS = 200;
 const CHROME_ARGS = [
   '--headless=new',
   '--no-sandbox',
@@ -105,12 +115,12 @@ function turnEnds(page) {
 }
 
 /** Waits until there are `count` turn ends and the last has `reason`; returns it. */
-async function waitTurnEnd(page, count, reason) {
+async function waitTurnEnd(page, count, reason, timeout = WAIT_MS) {
   return until(`turn end #${count} with reason "${reason}"`, async () => {
     const ends = await turnEnds(page);
     if (ends.count > count) throw new Error(`more turn ends than expected: ${JSON.stringify(ends)}`);
     return ends.count === count && ends.reason === reason ? ends : false;
-  });
+  }, timeout);
 }
 
 /** The turn number of the newest user message with exactly this text. */
@@ -392,6 +402,165 @@ async function stepNoToken(browser, problems) {
   }
 }
 
+/**
+ * Runs in the page before its own scripts (addInitScript): records long main-thread tasks
+ * in `window.__longTasks`, and in `window.__firstEventAt` the frame by which the page had
+ * applied its first event.
+ */
+function instrumentPage() {
+  const firstEvent = () => {
+    if ((window.__dsh?.applied?.length ?? 0) > 0) window.__firstEventAt = performance.now();
+    else requestAnimationFrame(firstEvent);
+  };
+  requestAnimationFrame(firstEvent);
+  window.__longTasks = [];
+  window.__longTasksSupported = Boolean(PerformanceObserver.supportedEntryTypes?.includes('longtask'));
+  if (!window.__longTasksSupported) return;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) window.__longTasks.push({ atMs: Math.round(entry.startTime), ms: Math.round(entry.duration) });
+  }).observe({ type: 'longtask' });
+}
+
+/**
+ * The long tasks recorded since the page (re)loaded: how many, the longest, their sum, and
+ * the first few (start and length, in ms of the page's clock).
+ */
+function longTasks(page) {
+  return page.evaluate(() => {
+    const tasks = window.__longTasks ?? [];
+    return {
+      count: tasks.length,
+      longestMs: Math.max(0, ...tasks.map((task) => task.ms)),
+      totalMs: tasks.reduce((sum, task) => sum + task.ms, 0),
+      first: tasks.slice(0, 10),
+    };
+  });
+}
+
+/**
+ * Waits (polling every frame in the page) for a `completed` turn end inside the transcript's
+ * viewport; returns the page's clock then (ms since the document's navigation started).
+ */
+async function turnEndInView(page, timeout) {
+  const handle = await page.waitForFunction(() => {
+    const end = document.querySelector('[data-testid="transcript"] [data-testid="turn-end"][data-reason="completed"]');
+    if (!end) return false;
+    const box = end.getBoundingClientRect();
+    const view = document.querySelector('[data-testid="transcript"]').getBoundingClientRect();
+    return box.height > 0 && box.bottom > view.top && box.top < view.bottom ? performance.now() : false;
+  }, null, { polling: 'raf', timeout });
+  return handle.jsonValue();
+}
+
+/**
+ * Presses `key` in the focused composer and measures how long it takes to show: in the
+ * page, from the keydown's timestamp to the frame after the input event; from here, from
+ * the press to reading the new value back.
+ */
+async function keystrokeLatency(page, key) {
+  await page.evaluate(() => {
+    const input = document.querySelector('[data-testid="composer-input"]');
+    input.focus();
+    window.__keystroke = new Promise((resolve) => {
+      let down = null;
+      setTimeout(() => resolve({ value: input.value, ms: null }), 5000);
+      input.addEventListener('keydown', (event) => { down = event.timeStamp; }, { once: true });
+      input.addEventListener('input', () => requestAnimationFrame(() => resolve({
+        value: input.value,
+        ms: down === null ? null : performance.now() - down,
+      })), { once: true });
+    });
+  });
+  const started = performance.now();
+  await page.keyboard.press(key);
+  const shown = await page.evaluate(() => window.__keystroke);
+  const roundTripMs = performance.now() - started;
+  return { ...shown, roundTripMs };
+}
+
+/** Explains how a turn's text differs from w1 … w5000 (each once, in order). */
+function describeWords(text) {
+  const words = text.trim().split(/\s+/);
+  const wrong = words.findIndex((word, i) => word !== `w${i + 1}`);
+  const where = wrong < 0 ? 'none out of place' : `the first out of place at index ${wrong} (${JSON.stringify(words.slice(Math.max(0, wrong - 2), wrong + 3))})`;
+  return `${words.length} words, ${where}; ends ${JSON.stringify(text.slice(-40))}`;
+}
+
+/** Rounds a measurement to a tenth of a millisecond. */
+function ms(value) {
+  return Math.round(value * 10) / 10;
+}
+
+/**
+ * 7: a session of 5,000+ events streams in, then replays after a reload, with no long main-
+ * thread task either time, and the composer takes keystrokes at once. Figures go to
+ * perf.json (times in ms; long tasks from the page's load on).
+ */
+async function stepLongSession(page) {
+  const perf = {};
+  await page.goto(config.url);
+  assert.ok(await page.evaluate(() => window.__longTasksSupported), 'this Chromium reports no longtask entries');
+  await byTestId(page, 'new-session').click();
+  const sessionId = await until('#session=<id> in the address bar', () => hashSession(page));
+  await until('connection "connected"', async () => (await textOf(byTestId(page, 'connection'))) === 'connected');
+
+  // The live stream: 5,000 chunks as fast as the fake model's socket takes them.
+  const streamStarted = performance.now();
+  await send(page, 'please stream 5000 chunks');
+  const turn = await turnOfUserMessage(page, 'please stream 5000 chunks');
+  const ends = await waitTurnEnd(page, 1, 'completed', LONG_STREAM_MS);
+  perf.liveStreamMs = Math.round(performance.now() - streamStarted);
+  assert.equal(String(ends.turn), String(turn), 'the turn end belongs to the streaming turn');
+  const liveText = await turnText(page, turn);
+  if (liveText !== ALL_WORDS) assert.fail(`the streamed text should be w1 … w${LONG_WORDS} once each, in order; got ${describeWords(liveText)}`);
+  const liveSeqs = await applied(page);
+  assertContiguous(liveSeqs, 'the long session, live');
+  assert.ok(liveSeqs.length > LONG_WORDS, `the session should hold more than ${LONG_WORDS} events, got ${liveSeqs.length}`);
+  perf.events = liveSeqs.length;
+  perf.liveLongTasks = await longTasks(page);
+
+  // The reload: the page reopens the session from its hash and replays the whole backlog.
+  const reloadStarted = performance.now();
+  await page.reload();
+  assert.equal(await hashSession(page), sessionId, 'the reload reopens the same session');
+  const shownAt = await turnEndInView(page, REPLAY_MS + 5_000);
+  perf.replayReloadToTurnEndMs = Math.round(performance.now() - reloadStarted);
+  perf.replayNavigationToTurnEndMs = Math.round(shownAt);
+  const firstEventAt = await page.evaluate(() => window.__firstEventAt ?? null);
+  perf.replayFirstEventToTurnEndMs = firstEventAt === null ? null : Math.round(shownAt - firstEventAt);
+  await page.waitForTimeout(500); // long-task entries are reported asynchronously
+  perf.replayLongTasks = await longTasks(page);
+  const replayed = await turnEnds(page);
+  assert.equal(replayed.count, 1, 'one turn end after the replay');
+  const replayedText = await turnText(page, turn);
+  if (replayedText !== ALL_WORDS) assert.fail(`the replayed text should be w1 … w${LONG_WORDS} once each, in order; got ${describeWords(replayedText)}`);
+  const seqs = await applied(page);
+  assertContiguous(seqs, 'the long session, replayed');
+  assert.equal(seqs.length, perf.events, 'the replay applies every event of the session');
+
+  // Typing after the replay: a fill, and a single keystroke timed in the page.
+  const input = byTestId(page, 'composer-input');
+  await until('an enabled composer', () => input.isEnabled());
+  const fillStarted = performance.now();
+  await input.fill('ok');
+  await until('the composer to read "ok"', async () => (await input.inputValue()) === 'ok');
+  perf.inputFillMs = ms(performance.now() - fillStarted);
+  const key = await keystrokeLatency(page, 'k');
+  assert.equal(key.value, 'okk', 'the keystroke reached the composer');
+  perf.inputKeyToFrameMs = key.ms === null ? null : ms(key.ms);
+  perf.inputKeyRoundTripMs = ms(key.roundTripMs);
+  await screenshot(page, 'long-session');
+  await input.fill('');
+
+  writeFileSync(path.join(config.artifacts, 'perf.json'), `${JSON.stringify(perf, null, 2)}\n`);
+  console.log(`    perf.json: ${JSON.stringify(perf)}`);
+  assert.ok(perf.replayReloadToTurnEndMs < REPLAY_MS, `the replayed turn end should show within ${REPLAY_MS} ms of the reload, took ${perf.replayReloadToTurnEndMs} ms`);
+  assert.ok(perf.liveLongTasks.longestMs < LONG_TASK_MS, `the longest task while streaming should stay under ${LONG_TASK_MS} ms, was ${perf.liveLongTasks.longestMs} ms`);
+  assert.ok(perf.replayLongTasks.longestMs < LONG_TASK_MS, `the longest task during the replay should stay under ${LONG_TASK_MS} ms, was ${perf.replayLongTasks.longestMs} ms`);
+  assert.ok(perf.inputFillMs < INPUT_MS, `typing "ok" should show within ${INPUT_MS} ms, took ${perf.inputFillMs} ms`);
+  assert.ok(key.ms !== null && key.ms < INPUT_MS, `a keystroke should reach the screen within ${INPUT_MS} ms, took ${perf.inputKeyToFrameMs} ms`);
+}
+
 // ---------------------------------------------------------------------------------------
 // Runner
 // ---------------------------------------------------------------------------------------
@@ -408,8 +577,8 @@ async function main() {
     const page = await context.newPage();
     watch(page, 'main page', problems);
 
-    /** Runs one step; a failure is recorded with a screenshot, and `false` returned. */
-    const run = async (name, fn) => {
+    /** Runs one step; a failure is recorded with a screenshot (of `shotPage`), and `false` returned. */
+    const run = async (name, fn, shotPage = page) => {
       const started = Date.now();
       console.log(`- ${name}`);
       try {
@@ -420,7 +589,7 @@ async function main() {
       } catch (error) {
         results.push({ name, ok: false, error });
         console.log(`  FAILED: ${error.message}`);
-        await screenshot(page, `failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
+        await screenshot(shotPage, `failed-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
         return false;
       }
     };
@@ -443,6 +612,15 @@ async function main() {
     await run('5 resume stored session', () => stepResume(page));
     await run('6 no token', () => stepNoToken(browser, problems));
     await context.close();
+
+    // Step 7 times the page: its own context, with no other page streaming beside it.
+    const longContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    longContext.setDefaultTimeout(WAIT_MS);
+    await longContext.addInitScript(instrumentPage);
+    const longPage = await longContext.newPage();
+    watch(longPage, 'long-session page', problems);
+    await run('7 long session', () => stepLongSession(longPage), longPage);
+    await longContext.close();
   } finally {
     await browser.close();
   }
