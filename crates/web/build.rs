@@ -34,6 +34,11 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
         return;
     };
     for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // Dotfiles and editor backups are not part of the UI.
+        if name.starts_with('.') || name.ends_with('~') {
+            continue;
+        }
         let path = entry.path();
         if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());

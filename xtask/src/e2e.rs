@@ -17,6 +17,15 @@ const STORED_SESSION: &str = "session-04d35f8c-088e-43c0-8e5d-9e3b111b62fa";
 /// Where the fixture's `DSH_HOME` lives in the repository.
 const FIXTURE_HOME: &str = "apps/dsh/tests/fixtures/dsh-0.1.1/01-zstd-default-one-bash/home";
 
+/// Removes the run's `DSH_HOME` when the run ends, however it ends.
+struct TempHome(PathBuf);
+
+impl Drop for TempHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Kills the server when the run ends, however it ends.
 struct Server(Child);
 
@@ -49,10 +58,10 @@ pub fn run() -> Result<(), String> {
     let artifacts = root.join("target/e2e-artifacts");
     let _ = std::fs::remove_dir_all(&artifacts);
     std::fs::create_dir_all(&artifacts).map_err(|error| error.to_string())?;
-    let home = std::env::temp_dir().join(format!("dsh-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&home);
-    copy_tree(&root.join(FIXTURE_HOME), &home)?;
-    let workspace = home.join("workspace");
+    let home = TempHome(std::env::temp_dir().join(format!("dsh-e2e-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&home.0);
+    copy_tree(&root.join(FIXTURE_HOME), &home.0)?;
+    let workspace = home.0.join("workspace");
     std::fs::create_dir_all(&workspace).map_err(|error| error.to_string())?;
 
     let model = crate::scripted_model::start()?;
@@ -60,7 +69,7 @@ pub fn run() -> Result<(), String> {
     let mut child = Command::new(root.join("target/debug/dsh"))
         .args(["web", "--no-open", "--port", "0"])
         .current_dir(&workspace)
-        .env("DSH_HOME", &home)
+        .env("DSH_HOME", &home.0)
         .env("DEEPSEEK_BASE_URL", &model)
         .env("DEEPSEEK_API_KEY", "sk-e2e")
         .stdout(Stdio::piped())
@@ -81,7 +90,7 @@ pub fn run() -> Result<(), String> {
         .status()
         .map_err(|error| format!("cannot run node: {error}"))?;
     drop(server);
-    let _ = std::fs::remove_dir_all(&home);
+    drop(home);
     report(&format!("    artifacts: {}", artifacts.display()));
     if status.success() {
         Ok(())
@@ -123,7 +132,7 @@ fn run_command(command: &mut Command) -> Result<(), String> {
     }
 }
 
-fn copy_tree(from: &Path, to: &PathBuf) -> Result<(), String> {
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|error| format!("{}: {error}", to.display()))?;
     let entries =
         std::fs::read_dir(from).map_err(|error| format!("{}: {error}", from.display()))?;

@@ -315,7 +315,7 @@ fn serve_once(binary: &Path, args: &[String], home: &Path) -> Result<Duration, S
             .strip_prefix("dsh web: http://")
             .ok_or_else(|| format!("unexpected line {line:?}"))?;
         let (authority, token) = url
-            .split_once("/?token=")
+            .split_once("/#token=")
             .ok_or_else(|| format!("no token in {url:?}"))?;
         let mut stream =
             std::net::TcpStream::connect(authority).map_err(|error| error.to_string())?;
@@ -339,10 +339,25 @@ fn serve_once(binary: &Path, args: &[String], home: &Path) -> Result<Duration, S
             ))
         }
     })();
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX)),
-        nix::sys::signal::Signal::SIGTERM,
-    );
-    let _ = child.wait();
+    stop(&mut child);
     answered
+}
+
+/// SIGTERM, then SIGKILL if the server has not exited within 5 s.
+fn stop(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -50,6 +50,30 @@ pub enum ApprovalOutcome {
     Unavailable,
 }
 
+impl ApprovalOutcome {
+    /// dsh's wire name: `allowed-once`, `rejected`, `cancelled`, `unavailable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AllowedOnce => "allowed-once",
+            Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
+            Self::Unavailable => "unavailable",
+        }
+    }
+
+    /// The outcome named `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::AllowedOnce,
+            Self::Rejected,
+            Self::Cancelled,
+            Self::Unavailable,
+        ]
+        .into_iter()
+        .find(|outcome| outcome.as_str() == text)
+    }
+}
+
 /// An `ask` resolved: the denial reason (`None` allows), and whether approval reported
 /// cancellation.
 pub(crate) struct AskResolution {

@@ -16,10 +16,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey};
 use dsh_session::{LiveSession, SESSIONS, SessionStore, SurfaceIntent};
-use futures_util::future::{Either, select};
+use futures_util::future::{BoxFuture, Either, select};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::approval::{APPROVAL, ApprovalOutcome, ApprovalRequest, ApprovalService};
 use crate::error::ToolError;
@@ -51,30 +50,6 @@ impl ApprovalPolicy {
     }
 }
 
-impl ApprovalOutcome {
-    /// dsh's wire name: `allowed-once`, `rejected`, `cancelled`, `unavailable`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::AllowedOnce => "allowed-once",
-            Self::Rejected => "rejected",
-            Self::Cancelled => "cancelled",
-            Self::Unavailable => "unavailable",
-        }
-    }
-
-    /// The outcome named `text`.
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            Self::AllowedOnce,
-            Self::Rejected,
-            Self::Cancelled,
-            Self::Unavailable,
-        ]
-        .into_iter()
-        .find(|outcome| outcome.as_str() == text)
-    }
-}
-
 /// Row config of `dsh-user-approval`.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,11 +75,12 @@ pub struct ApprovalQuestion {
 }
 
 /// Answers questions: a UI that shows them to the user.
-#[async_trait]
 pub trait ApprovalAnswerer: Send + Sync + 'static {
-    /// The user's answer. The service withdraws the question when the call is cancelled
-    /// (dropping this future), so an answerer need not watch for that itself.
-    async fn answer(&self, question: ApprovalQuestion) -> ApprovalOutcome;
+    /// Takes `question` and returns the user's answer to come. The question must be
+    /// answerable as soon as this returns: the service logs `approval/asked`, which a page
+    /// may act on at once, only afterwards. The service withdraws the question when the call
+    /// is cancelled (dropping the future), so an answerer need not watch for that itself.
+    fn ask(&self, question: ApprovalQuestion) -> BoxFuture<'static, ApprovalOutcome>;
 }
 
 /// Registered answerers with their registration ids; the last one is asked.
@@ -188,29 +164,6 @@ impl UserApproval {
             .last()
             .map(|(_, answerer)| Arc::clone(answerer))
     }
-
-    async fn decide(
-        &self,
-        policy: ApprovalPolicy,
-        question: ApprovalQuestion,
-        signal: &CancellationToken,
-    ) -> ApprovalOutcome {
-        if policy == ApprovalPolicy::Never {
-            return ApprovalOutcome::Rejected;
-        }
-        if signal.is_cancelled() {
-            return ApprovalOutcome::Cancelled;
-        }
-        let Some(answerer) = self.answerer() else {
-            return ApprovalOutcome::Unavailable;
-        };
-        let answer = answerer.answer(question);
-        let cancelled = signal.cancelled();
-        match select(Box::pin(answer), Box::pin(cancelled)).await {
-            Either::Left((outcome, _)) => outcome,
-            Either::Right(((), _)) => ApprovalOutcome::Cancelled,
-        }
-    }
 }
 
 /// Whether the log's last turn is still open.
@@ -263,20 +216,26 @@ impl ApprovalService for UserApproval {
             call_id: request.call_id,
             reason: request.reason,
         };
-        let mut asked = Map::new();
-        asked.insert("id".into(), json!(question.id));
-        asked.insert("toolName".into(), json!(question.tool_name));
-        if !question.call_id.is_empty() {
-            asked.insert("callId".into(), json!(question.call_id));
-        }
-        if let Some(reason) = &question.reason {
-            asked.insert("reason".into(), json!(reason));
-        }
-        audit(&session, "approval/asked", Value::Object(asked))?;
+        let asked = asked_event(&question);
         let id = question.id.clone();
-        let outcome = self
-            .decide(self.policy_of(&session), question, &request.signal)
-            .await;
+        // Decide who answers before the question shows: a page may answer the moment it
+        // sees `approval/asked`.
+        let pending = match self.policy_of(&session) {
+            ApprovalPolicy::Never => Err(ApprovalOutcome::Rejected),
+            ApprovalPolicy::Ask if request.signal.is_cancelled() => Err(ApprovalOutcome::Cancelled),
+            ApprovalPolicy::Ask => self
+                .answerer()
+                .map(|answerer| answerer.ask(question))
+                .ok_or(ApprovalOutcome::Unavailable),
+        };
+        audit(&session, "approval/asked", asked)?;
+        let outcome = match pending {
+            Err(outcome) => outcome,
+            Ok(answer) => match select(answer, Box::pin(request.signal.cancelled())).await {
+                Either::Left((outcome, _)) => outcome,
+                Either::Right(((), _)) => ApprovalOutcome::Cancelled,
+            },
+        };
         audit(
             &session,
             "approval/decided",
@@ -284,6 +243,20 @@ impl ApprovalService for UserApproval {
         )?;
         Ok(outcome)
     }
+}
+
+/// The `approval/asked` payload: `{id, toolName, callId?, reason?}`.
+fn asked_event(question: &ApprovalQuestion) -> Value {
+    let mut asked = Map::new();
+    asked.insert("id".into(), json!(question.id));
+    asked.insert("toolName".into(), json!(question.tool_name));
+    if !question.call_id.is_empty() {
+        asked.insert("callId".into(), json!(question.call_id));
+    }
+    if let Some(reason) = &question.reason {
+        asked.insert("reason".into(), json!(reason));
+    }
+    Value::Object(asked)
 }
 
 /// The `dsh-user-approval` plugin: provides `approval` and `userApproval`.

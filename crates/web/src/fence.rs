@@ -1,24 +1,23 @@
 //! The checks every request passes before a route runs: the Host header (DNS-rebinding
 //! defence), the per-launch token on `/api/`, and the Origin of browser requests (no other
 //! site may drive the API, and there is no CORS).
+//!
+//! The token never rides in a cookie: browsers send a host's cookies to all of its ports, so
+//! any other server on 127.0.0.1 would receive it. A client sends it in a header; a page's
+//! `EventSource`, which cannot set headers, may put it in the query of a `GET`.
 
 use axum::http::{HeaderMap, Method, StatusCode, header};
 
 /// The header a client sends the token in (or `Authorization: Bearer <token>`).
 pub const TOKEN_HEADER: &str = "x-dsh-token";
-/// The cookie the browser UI keeps the token in is `dsh_token_<port>`: browsers share
-/// cookies between the ports of one host, so two servers must not overwrite each other's.
-pub fn token_cookie(port: u16) -> String {
-    format!("dsh_token_{port}")
-}
+/// The query parameter a `GET` may carry the token in instead (an `EventSource` URL).
+pub const TOKEN_QUERY: &str = "token";
 
 /// Who may talk to the server.
 #[derive(Debug, Clone)]
 pub struct Fence {
     /// `127.0.0.1:<port>` and `localhost:<port>`, lowercase.
     own: Vec<String>,
-    /// The token cookie's name ([`token_cookie`]).
-    cookie: String,
     /// `--trusted-host` entries, lowercase: `host:port` matches exactly, `host` any port.
     trusted: Vec<String>,
     token: String,
@@ -45,7 +44,6 @@ impl Fence {
     pub fn new(port: u16, trusted: &[String], token: String) -> Self {
         Self {
             own: vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")],
-            cookie: token_cookie(port),
             trusted: trusted
                 .iter()
                 .map(|entry| entry.trim().to_ascii_lowercase())
@@ -64,11 +62,6 @@ impl Fence {
         same(candidate.as_bytes(), self.token.as_bytes())
     }
 
-    /// The name of the cookie that carries the token.
-    pub fn cookie_name(&self) -> &str {
-        &self.cookie
-    }
-
     fn allowed_authority(&self, authority: &str) -> bool {
         let authority = authority.trim().to_ascii_lowercase();
         if self.own.contains(&authority) {
@@ -83,8 +76,14 @@ impl Fence {
             .any(|entry| *entry == authority || (!entry.contains(':') && entry == host))
     }
 
-    /// Checks one request; `Ok` lets it through to the routes.
-    pub fn check(&self, method: &Method, path: &str, headers: &HeaderMap) -> Result<(), Refusal> {
+    /// Checks one request (`query` is the URI's, without `?`); `Ok` lets it through.
+    pub fn check(
+        &self,
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<(), Refusal> {
         let host = headers
             .get(header::HOST)
             .and_then(|value| value.to_str().ok())
@@ -119,29 +118,24 @@ impl Fence {
                     .and_then(|value| value.to_str().ok())
                     .and_then(|value| value.strip_prefix("Bearer "))
             });
-        let cookie_token = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|cookies| cookies.split(';'))
-            .filter_map(|cookie| cookie.trim().split_once('='))
-            .find(|(name, _)| *name == self.cookie)
+        let reading = matches!(*method, Method::GET | Method::HEAD);
+        // A URL can be made to load by any page, so a query token only ever reads.
+        let query_token = query
+            .filter(|_| reading)
+            .into_iter()
+            .flat_map(|query| query.split('&'))
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(name, _)| *name == TOKEN_QUERY)
             .map(|(_, value)| value);
-        let state_changing = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-        // A cookie rides along with any browser request, so a state-changing one must come
-        // from one of our pages (an Origin) or carry the token where no form can: a header.
-        let token = match (header_token, cookie_token) {
-            (Some(token), _) => Some(token),
-            (None, Some(token)) if !state_changing || origin.is_some() => Some(token),
-            _ => None,
-        };
+        let token = header_token.or(query_token);
         match token {
             Some(token) if self.is_token(token) => Ok(()),
             Some(_) => Err(refuse(
                 "wrong token: use the URL dsh web printed for this launch",
             )),
             None => Err(refuse(format!(
-                "missing token: send the {TOKEN_HEADER} header (or open the URL dsh web printed)"
+                "missing token: send the {TOKEN_HEADER} header (the page gets it from the URL \
+                 dsh web printed)"
             ))),
         }
     }
@@ -189,13 +183,13 @@ mod tests {
         ] {
             assert!(
                 fence
-                    .check(&Method::GET, "/", &headers(&[("host", host)]))
+                    .check(&Method::GET, "/", None, &headers(&[("host", host)]))
                     .is_ok(),
                 "{host}"
             );
         }
         for host in ["evil.test", "127.0.0.1:3081", "box.test:9001", ""] {
-            let refused = fence.check(&Method::GET, "/", &headers(&[("host", host)]));
+            let refused = fence.check(&Method::GET, "/", None, &headers(&[("host", host)]));
             assert_eq!(
                 refused.map_err(|r| r.status),
                 Err(StatusCode::FORBIDDEN),
@@ -205,40 +199,53 @@ mod tests {
     }
 
     #[test]
-    fn the_api_needs_the_token_and_state_changes_need_an_origin_or_the_header() {
+    fn the_api_needs_the_token_in_a_header_or_in_the_query_of_a_read() {
         let fence = fence();
         let host = ("host", "127.0.0.1:3080");
-        let get = |pairs: &[(&'static str, &str)]| {
-            fence.check(&Method::GET, "/api/sessions", &headers(pairs))
+        let get = |query: Option<&str>, pairs: &[(&'static str, &str)]| {
+            fence.check(&Method::GET, "/api/sessions", query, &headers(pairs))
         };
-        let post = |pairs: &[(&'static str, &str)]| {
-            fence.check(&Method::POST, "/api/agents", &headers(pairs))
+        let post = |query: Option<&str>, pairs: &[(&'static str, &str)]| {
+            fence.check(&Method::POST, "/api/agents", query, &headers(pairs))
         };
-        assert!(get(&[host]).is_err());
-        assert!(get(&[host, ("x-dsh-token", "nope")]).is_err());
-        assert!(get(&[host, ("x-dsh-token", "t0k")]).is_ok());
-        assert!(get(&[host, ("authorization", "Bearer t0k")]).is_ok());
-        assert!(get(&[host, ("cookie", "a=1; dsh_token_3080=t0k")]).is_ok());
+        assert!(get(None, &[host]).is_err());
+        assert!(get(None, &[host, ("x-dsh-token", "nope")]).is_err());
+        assert!(get(None, &[host, ("x-dsh-token", "t0k")]).is_ok());
+        assert!(get(None, &[host, ("authorization", "Bearer t0k")]).is_ok());
+        assert!(get(Some("from=3&token=t0k"), &[host]).is_ok());
+        assert!(get(Some("token=nope"), &[host]).is_err());
         assert!(
-            post(&[host, ("cookie", "dsh_token_3080=t0k")]).is_err(),
-            "a cookie alone cannot post"
+            get(None, &[host, ("cookie", "dsh_token=t0k; token=t0k")]).is_err(),
+            "cookies carry no token"
         );
         assert!(
-            post(&[
-                host,
-                ("cookie", "dsh_token_3080=t0k"),
-                ("origin", "http://127.0.0.1:3080")
-            ])
+            post(Some("token=t0k"), &[host]).is_err(),
+            "a query token only reads"
+        );
+        assert!(post(None, &[host, ("x-dsh-token", "t0k")]).is_ok());
+        assert!(
+            post(
+                None,
+                &[
+                    host,
+                    ("x-dsh-token", "t0k"),
+                    ("origin", "http://127.0.0.1:3080")
+                ]
+            )
             .is_ok()
         );
-        assert!(post(&[host, ("x-dsh-token", "t0k")]).is_ok());
-        assert!(post(&[host, ("x-dsh-token", "t0k"), ("origin", "http://evil.test")]).is_err());
         assert!(
-            get(&[
-                host,
-                ("cookie", "dsh_token_3080=t0k"),
-                ("origin", "https://127.0.0.1:3080")
-            ])
+            post(
+                None,
+                &[host, ("x-dsh-token", "t0k"), ("origin", "http://evil.test")]
+            )
+            .is_err()
+        );
+        assert!(
+            get(
+                Some("token=t0k"),
+                &[host, ("origin", "https://127.0.0.1:3080")]
+            )
             .is_err()
         );
     }

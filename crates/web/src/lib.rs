@@ -7,16 +7,16 @@
 //!   and provides `webserver` ([`WebServer`]). Before any route runs, each request passes the
 //!   [`Fence`]: its `Host` must be this server's (or a `--trusted-host`), an `Origin` must be
 //!   this server's, everything under `/api/` needs the per-launch token (header
-//!   `x-dsh-token`, `Authorization: Bearer`, or the `dsh_token_<port>` cookie, which alone cannot
-//!   change state), and a body over the limit (1 MiB) is refused with 413. No CORS headers
-//!   are ever sent. `GET /api/health` answers `{"ok": true}`.
+//!   `x-dsh-token` or `Authorization: Bearer`; a `GET` may carry it as `?token=`; never a
+//!   cookie), and a body over the limit (1 MiB) is refused with 413. No CORS headers are ever
+//!   sent. `GET /api/health` answers `{"ok": true}`.
 //!
 //! - [`ApiPlugin`] (row `api-gateway`) mounts the session API (`docs/web-api.md`): list
 //!   sessions, create an agent, send a message, cancel, resume, answer an approval question,
 //!   and a live event stream.
 //! - [`WebRuntimePlugin`] (row `web-runtime`) serves the browser UI embedded from `ui/`,
-//!   trades the printed URL's token for a cookie, prints `dsh web: <url>` once the tree has
-//!   booted and opens the default browser ([`BrowserOpener`]).
+//!   prints `dsh web: <url>#token=<token>` once the tree has booted and opens the default
+//!   browser ([`BrowserOpener`]); the page keeps the token from the URL's fragment.
 
 mod api;
 mod assets;
@@ -27,8 +27,8 @@ mod server;
 mod startup;
 
 pub use api::{API_PLUGIN_NAME, ApiConfig, ApiPlugin};
-pub use fence::{Fence, Refusal, TOKEN_HEADER, token_cookie};
-pub use opener::BrowserOpener;
+pub use fence::{Fence, Refusal, TOKEN_HEADER, TOKEN_QUERY};
+pub use opener::{BrowserOpener, LaunchPage};
 pub use runtime::{RUNTIME_PLUGIN_NAME, WebRuntimeConfig, WebRuntimePlugin};
 pub use server::{
     DEFAULT_MAX_BODY_BYTES, SERVER_PLUGIN_NAME, WEBSERVER, WebServer, WebServerConfig,

@@ -1,32 +1,43 @@
-//! Handing the URL to the user's browser: `$BROWSER` when set, else the platform's opener
-//! (`xdg-open`, `open`, `cmd /c start`). The opener runs with the environment scrubbed of
-//! secrets (API keys, tokens, passwords), which a browser has no use for.
+//! Handing the URL to the user's browser: `$BROWSER` when set (a `:`-separated list of
+//! commands, tried in order; `%s` stands for the URL, else it is appended), else the
+//! platform's opener (`xdg-open`, `open`, `cmd /c start`).
+//!
+//! The opener never sees the token on its command line, where any local user could read it
+//! (`ps`, `/proc/*/cmdline`), and a browser it starts would keep it for its whole life: it is
+//! given a [`LaunchPage`] instead, a private file that sends the browser on to the URL. Its
+//! environment is also scrubbed of secrets (API keys, tokens, passwords).
 
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Starts the default browser on a URL.
 #[derive(Debug, Clone, Default)]
 pub struct BrowserOpener {
-    /// The program to run with the URL as its last argument; `None` picks as above.
-    program: Option<Vec<String>>,
+    /// The commands to try; `None` picks as above.
+    commands: Option<Vec<Vec<String>>>,
 }
 
 impl BrowserOpener {
-    /// An opener that runs `program` (with `args` before the URL).
+    /// An opener that runs `program` (with `args` before the URL, or with the URL in place
+    /// of an argument `%s`).
     pub fn command(program: impl Into<String>, args: &[&str]) -> Self {
         let mut argv = vec![program.into()];
         argv.extend(args.iter().map(|arg| (*arg).to_owned()));
         Self {
-            program: Some(argv),
+            commands: Some(vec![argv]),
         }
     }
 
-    fn argv(&self) -> Vec<String> {
-        if let Some(argv) = &self.program {
-            return argv.clone();
+    fn commands(&self) -> Vec<Vec<String>> {
+        if let Some(commands) = &self.commands {
+            return commands.clone();
         }
-        if let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) {
-            return vec![browser.to_string_lossy().into_owned()];
+        if let Some(browser) = std::env::var("BROWSER")
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+        {
+            return browser_commands(&browser);
         }
         let platform: &[&str] = if cfg!(target_os = "macos") {
             &["open"]
@@ -35,40 +46,128 @@ impl BrowserOpener {
         } else {
             &["xdg-open"]
         };
-        platform.iter().map(|arg| (*arg).to_owned()).collect()
+        vec![platform.iter().map(|arg| (*arg).to_owned()).collect()]
     }
 
-    /// Opens `url`; the error says why not, in words that follow "because".
-    pub async fn open(&self, url: &str) -> Result<(), String> {
-        let argv = self.argv();
-        let url = url.to_owned();
-        let run = tokio::task::spawn_blocking(move || {
-            let Some((program, args)) = argv.split_first() else {
-                return Err("no opener is configured".to_owned());
-            };
-            let mut command = Command::new(program);
-            command
-                .args(args)
-                .arg(&url)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            for (name, _) in std::env::vars_os() {
-                if is_secret(&name.to_string_lossy()) {
-                    command.env_remove(&name);
-                }
-            }
-            let status = command
-                .status()
-                .map_err(|error| format!("{program} could not start ({error})"))?;
-            if status.success() {
-                Ok(())
-            } else {
-                Err(format!("{program} failed ({status})"))
-            }
-        });
-        run.await
-            .map_err(|error| format!("the opener task failed ({error})"))?
+    /// Opens `url` through a [`LaunchPage`] (directly when none can be written); returns
+    /// the page, which must live until the browser has read it. The error says why not, in
+    /// words that follow "because".
+    pub async fn open(&self, url: &str) -> Result<Option<LaunchPage>, String> {
+        let page = LaunchPage::write(url).ok();
+        let target = page
+            .as_ref()
+            .map_or_else(|| url.to_owned(), LaunchPage::file_url);
+        let commands = self.commands();
+        tokio::task::spawn_blocking(move || run_first_that_works(&commands, &target))
+            .await
+            .map_err(|error| format!("the opener task failed ({error})"))??;
+        Ok(page)
+    }
+}
+
+/// `$BROWSER`'s commands: `:`-separated, each split on whitespace.
+fn browser_commands(value: &str) -> Vec<Vec<String>> {
+    value
+        .split(':')
+        .map(|command| command.split_whitespace().map(str::to_owned).collect())
+        .filter(|argv: &Vec<String>| !argv.is_empty())
+        .collect()
+}
+
+/// Runs each command on `target` until one succeeds; else the last failure.
+fn run_first_that_works(commands: &[Vec<String>], target: &str) -> Result<(), String> {
+    let mut failure = "no opener is configured".to_owned();
+    for argv in commands {
+        match run(argv, target) {
+            Ok(()) => return Ok(()),
+            Err(reason) => failure = reason,
+        }
+    }
+    Err(failure)
+}
+
+fn run(argv: &[String], target: &str) -> Result<(), String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err("an empty opener command".to_owned());
+    };
+    let mut command = Command::new(program);
+    let mut placed = false;
+    for arg in args {
+        if arg.contains("%s") {
+            placed = true;
+            command.arg(arg.replace("%s", target));
+        } else {
+            command.arg(arg);
+        }
+    }
+    if !placed {
+        command.arg(target);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (name, _) in std::env::vars_os() {
+        if is_secret(&name.to_string_lossy()) {
+            command.env_remove(&name);
+        }
+    }
+    let status = command
+        .status()
+        .map_err(|error| format!("{program} could not start ({error})"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{program} failed ({status})"))
+    }
+}
+
+/// A file readable only by this user that sends the browser on to the URL; removed when
+/// dropped.
+#[derive(Debug)]
+pub struct LaunchPage {
+    path: PathBuf,
+}
+
+impl LaunchPage {
+    /// Writes the page for `url` under `$XDG_RUNTIME_DIR` (else the temp directory).
+    pub fn write(url: &str) -> std::io::Result<Self> {
+        use std::io::Write as _;
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        static PAGES: AtomicU64 = AtomicU64::new(0);
+        let number = PAGES.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("dsh-web-{}-{number}.html", std::process::id()));
+        let escaped = url
+            .replace('&', "&amp;")
+            .replace('"', "&quot;")
+            .replace('<', "&lt;");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&path)?;
+        let page = Self { path };
+        write!(
+            file,
+            "<!doctype html>\n<meta charset=\"utf-8\">\n<title>dsh web</title>\n\
+             <meta http-equiv=\"refresh\" content=\"0;url={escaped}\">\n\
+             <p>Opening <a href=\"{escaped}\">dsh web</a>…</p>\n"
+        )?;
+        Ok(page)
+    }
+
+    /// The page's `file://` URL.
+    pub fn file_url(&self) -> String {
+        format!("file://{}", self.path.display())
+    }
+}
+
+impl Drop for LaunchPage {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -110,5 +209,37 @@ mod tests {
         ] {
             assert!(!is_secret(name), "{name}");
         }
+    }
+
+    #[test]
+    fn browser_lists_are_split_into_commands() {
+        assert_eq!(
+            browser_commands("firefox -new-tab %s:xdg-open::"),
+            vec![
+                vec!["firefox".to_owned(), "-new-tab".to_owned(), "%s".to_owned()],
+                vec!["xdg-open".to_owned()],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_launch_page_is_private_points_at_the_url_and_goes_away() {
+        let page = LaunchPage::write("http://127.0.0.1:1/#token=t&x").unwrap_or_else(|e| {
+            panic!("{e}");
+        });
+        let path = page.path.clone();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            text.contains("url=http://127.0.0.1:1/#token=t&amp;x"),
+            "{text}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
+            assert_eq!(mode.ok(), Some(0o600));
+        }
+        drop(page);
+        assert!(!path.exists());
     }
 }

@@ -1,14 +1,15 @@
 //! The `dsh-web-app` plugin (row `web-runtime`): serves the browser UI (embedded in the
-//! binary), turns the printed URL's token into a cookie, and once the tree has booted prints
-//! the URL and opens the default browser.
+//! binary), and once the tree has booted prints the URL and opens the default browser.
+//!
+//! The URL carries the per-launch token in its fragment (`/#token=…`), which browsers never
+//! send to a server nor put in a `Referer`; the page moves it into storage scoped to this
+//! origin (scheme, host and port) and out of the address bar.
 
-use std::collections::HashMap;
 use std::io::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
-use axum::extract::{Query, State};
-use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use dsh_compose::launch::LOADER;
@@ -16,8 +17,8 @@ use dsh_kernel::{BoxError, Context, Plugin};
 use serde::Deserialize;
 
 use crate::assets;
-use crate::opener::{BrowserOpener, in_ssh_session};
-use crate::server::{WEBSERVER, WebServer};
+use crate::opener::{BrowserOpener, LaunchPage, in_ssh_session};
+use crate::server::WEBSERVER;
 
 /// The plugin's name in rows.
 pub const RUNTIME_PLUGIN_NAME: &str = "dsh-web-app";
@@ -67,45 +68,61 @@ impl Plugin for WebRuntimePlugin {
     async fn apply(&self, ctx: Context, config: WebRuntimeConfig) -> Result<(), BoxError> {
         let server = ctx.require(&WEBSERVER)?;
         let pages = Router::new()
-            .route("/", get(index))
-            .fallback(get(asset))
-            .with_state(Arc::clone(&server));
+            .route("/", get(|| asset(Uri::from_static("/index.html"))))
+            .fallback(get(asset));
         server.mount(&ctx, "/", pages)?;
-        let url = format!("{}/?token={}", server.url(), server.token());
+        let url = format!("{}/#token={}", server.url(), server.token());
+        let port = server.addr().port();
+        // The page that hands the URL to the browser lives until the server goes.
+        let launch_page: Arc<Mutex<Option<LaunchPage>>> = Arc::default();
+        let kept = Arc::clone(&launch_page);
+        ctx.effect(move || drop(kept.lock().unwrap_or_else(PoisonError::into_inner).take()))?;
         let loader = ctx.get(&LOADER);
         ctx.spawn(async move {
             // The URL is good only once every row (the API among them) has mounted.
             if let Some(loader) = loader {
                 loader.settled().await;
             }
-            announce(&url, config, &BrowserOpener::default()).await;
+            let page = announce(&url, port, config, &BrowserOpener::default()).await;
+            *launch_page.lock().unwrap_or_else(PoisonError::into_inner) = page;
         })?;
         Ok(())
     }
 }
 
-/// Prints the URL and hands it to the browser, as the config and the environment allow.
-async fn announce(url: &str, config: WebRuntimeConfig, opener: &BrowserOpener) {
+/// Prints the URL and hands it to the browser, as the config and the environment allow;
+/// returns the launch page the browser was given, if any.
+async fn announce(
+    url: &str,
+    port: u16,
+    config: WebRuntimeConfig,
+    opener: &BrowserOpener,
+) -> Option<LaunchPage> {
     if config.print_url {
         say(&format!("dsh web: {url}"));
     }
     if !config.open_browser {
-        return;
+        return None;
     }
     if in_ssh_session() {
-        say(
+        say(&format!(
             "dsh web: not opening a browser in an SSH session; forward the port \
-             (ssh -L <port>:127.0.0.1:<port>) and visit the URL",
-        );
-        return;
+             (ssh -L {port}:127.0.0.1:{port}) and visit the URL"
+        ));
+        return None;
     }
     say("dsh web: opening the default browser; pass --no-open to disable");
-    if let Err(reason) = opener.open(url).await {
-        // A closed stderr leaves nobody to tell; the server keeps serving either way.
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "web-app: could not open the default browser because {reason}; visit {url} manually"
-        );
+    match opener.open(url).await {
+        Ok(page) => page,
+        Err(reason) => {
+            // A closed stderr leaves nobody to tell; the server keeps serving either way.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "web-app: could not open the default browser because {reason}; visit {url} \
+                 manually"
+            );
+            None
+        }
     }
 }
 
@@ -113,33 +130,6 @@ async fn announce(url: &str, config: WebRuntimeConfig, opener: &BrowserOpener) {
 fn say(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-}
-
-/// `GET /`: the page; with `?token=`, first trade the token for a cookie and come back
-/// without it, so the token leaves the address bar and the history.
-async fn index(
-    State(server): State<Arc<WebServer>>,
-    Query(query): Query<HashMap<String, String>>,
-) -> Response {
-    let Some(token) = query.get("token") else {
-        return asset(Uri::from_static("/index.html")).await;
-    };
-    if !server.fence().is_token(token) {
-        return page(
-            StatusCode::FORBIDDEN,
-            "text/plain; charset=utf-8",
-            b"wrong token: open the URL that this launch of dsh web printed\n",
-        );
-    }
-    let cookie = format!(
-        "{}={token}; Path=/; HttpOnly; SameSite=Strict",
-        server.fence().cookie_name()
-    );
-    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
 }
 
 /// Any other path: the embedded file of that name.

@@ -161,10 +161,12 @@ fn json_error(status: StatusCode, message: &str) -> Response {
 /// Every request: the fence, the body limit, then the longest mounted prefix.
 async fn dispatch(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
-    if let Err(refusal) = shared
-        .fence
-        .check(request.method(), &path, request.headers())
-    {
+    if let Err(refusal) = shared.fence.check(
+        request.method(),
+        &path,
+        request.uri().query(),
+        request.headers(),
+    ) {
         return json_error(refusal.status, &refusal.message);
     }
     let declared = request

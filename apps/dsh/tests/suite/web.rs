@@ -86,7 +86,7 @@ impl Served {
     }
 
     fn token(&self) -> &str {
-        self.url.split("?token=").nth(1).unwrap()
+        self.url.split("#token=").nth(1).unwrap()
     }
 
     /// `GET path` with these extra header lines; returns the status and body.
@@ -141,7 +141,7 @@ fn web_boots_prints_its_tokened_url_and_serves_the_page_and_the_api() {
     let token = served.token().to_owned();
     assert_eq!(
         served.url,
-        format!("http://127.0.0.1:{}/?token={token}", served.port())
+        format!("http://127.0.0.1:{}/#token={token}", served.port())
     );
     assert_eq!(token.len(), 64);
     assert!(token.bytes().all(|byte| byte.is_ascii_hexdigit()));
@@ -191,8 +191,16 @@ fn the_browser_gets_the_url_unless_the_session_is_over_ssh() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(std::fs::read_to_string(&seen).unwrap(), served.url);
+    // Not the URL itself (its token would show in `ps`): a private page that leads to it.
+    let handed = std::fs::read_to_string(&seen).unwrap();
+    let page = handed.strip_prefix("file://").expect("a file:// page");
+    let text = std::fs::read_to_string(page).unwrap();
+    assert!(text.contains(&format!("url={}", served.url)), "{text}");
     assert_eq!(served.stop().code, Some(0));
+    assert!(
+        !std::path::Path::new(page).exists(),
+        "the page goes with the server"
+    );
 
     std::fs::remove_file(&seen).unwrap();
     let mut command = sandbox.command(&["web", "--port", "0"]);
@@ -200,10 +208,13 @@ fn the_browser_gets_the_url_unless_the_session_is_over_ssh() {
         .env("BROWSER", &opener)
         .env("SSH_CONNECTION", "10.0.0.1 22 10.0.0.2 22");
     let served = Served::start_keeping_ssh(command);
-    assert!(
-        served
-            .next_line()
-            .starts_with("dsh web: not opening a browser in an SSH session"),
+    let port = served.port();
+    assert_eq!(
+        served.next_line(),
+        format!(
+            "dsh web: not opening a browser in an SSH session; forward the port \
+             (ssh -L {port}:127.0.0.1:{port}) and visit the URL"
+        )
     );
     assert_eq!(served.stop().code, Some(0));
     assert!(!seen.exists(), "no browser over SSH");

@@ -3,31 +3,33 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_kernel::{Context, Disposer, Kernel};
-use dsh_session::{CreateOptions, LiveSession, SESSIONS, SessionPlugin, SurfaceIntent};
+use dsh_kernel::{BoxError, Context, Disposer, Kernel};
+use dsh_session::{
+    CreateOptions, EventNotice, LiveSession, SESSIONS, SessionEventAppended, SessionPlugin,
+    SurfaceIntent,
+};
 use dsh_tools::{
     APPROVAL, ApprovalAnswerer, ApprovalOutcome, ApprovalQuestion, ApprovalRequest, ToolCaller,
-    USER_APPROVAL, UserApprovalPlugin, async_trait,
+    USER_APPROVAL, UserApprovalPlugin,
 };
+use futures_util::future::BoxFuture;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 struct Fixed(ApprovalOutcome);
 
-#[async_trait]
 impl ApprovalAnswerer for Fixed {
-    async fn answer(&self, _question: ApprovalQuestion) -> ApprovalOutcome {
-        self.0
+    fn ask(&self, _question: ApprovalQuestion) -> BoxFuture<'static, ApprovalOutcome> {
+        Box::pin(std::future::ready(self.0))
     }
 }
 
 struct Never;
 
-#[async_trait]
 impl ApprovalAnswerer for Never {
-    async fn answer(&self, _question: ApprovalQuestion) -> ApprovalOutcome {
-        std::future::pending().await
+    fn ask(&self, _question: ApprovalQuestion) -> BoxFuture<'static, ApprovalOutcome> {
+        Box::pin(std::future::pending())
     }
 }
 
@@ -203,4 +205,44 @@ fn outcomes_have_dshs_names() {
         assert_eq!(ApprovalOutcome::parse(outcome.as_str()), Some(outcome));
     }
     assert_eq!(ApprovalOutcome::parse("allowed"), None);
+}
+
+/// Remembers each question it was asked; answers `rejected`.
+#[derive(Default)]
+struct Recorder(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl ApprovalAnswerer for Recorder {
+    fn ask(&self, question: ApprovalQuestion) -> BoxFuture<'static, ApprovalOutcome> {
+        self.0.lock().unwrap().push(question.id);
+        Box::pin(std::future::ready(ApprovalOutcome::Rejected))
+    }
+}
+
+#[tokio::test]
+async fn the_answerer_holds_the_question_before_approval_asked_is_logged() {
+    let (kernel, session) = boot("ask").await;
+    open_turn(&session);
+    let recorder = Recorder::default();
+    let asked_of_answerer = Arc::clone(&recorder.0);
+    let _answering = answering(&kernel, recorder);
+    let held_when_shown = Arc::new(std::sync::Mutex::new(None));
+    let seen = Arc::clone(&held_when_shown);
+    kernel
+        .root()
+        .on::<SessionEventAppended>(move |notice: &EventNotice| -> Result<(), BoxError> {
+            if notice.event.kind == "approval/asked" {
+                let id = notice.event.data["id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                *seen.lock().unwrap() = Some(asked_of_answerer.lock().unwrap().contains(&id));
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        ask(&kernel.root(), &session).await,
+        ApprovalOutcome::Rejected
+    );
+    assert_eq!(*held_when_shown.lock().unwrap(), Some(true));
 }

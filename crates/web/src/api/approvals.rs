@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
-use dsh_tools::{ApprovalAnswerer, ApprovalOutcome, ApprovalQuestion, async_trait};
+use dsh_tools::{ApprovalAnswerer, ApprovalOutcome, ApprovalQuestion};
+use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -23,12 +24,16 @@ type Pending = HashMap<String, (String, oneshot::Sender<ApprovalOutcome>)>;
 /// The page's side of the approval service: the questions that wait for an answer.
 #[derive(Default)]
 pub(crate) struct PageAnswerer {
-    pending: Mutex<Pending>,
+    pending: Arc<Mutex<Pending>>,
+}
+
+fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
+    pending.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl PageAnswerer {
     fn pending(&self) -> MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.pending)
     }
 
     /// Delivers the page's answer; `false` when no such question of `session_id` waits.
@@ -44,23 +49,25 @@ impl PageAnswerer {
 }
 
 /// Forgets a question whose wait ended (answered or withdrawn).
-struct Forget<'a>(&'a PageAnswerer, String);
+struct Forget(Arc<Mutex<Pending>>, String);
 
-impl Drop for Forget<'_> {
+impl Drop for Forget {
     fn drop(&mut self) {
-        self.0.pending().remove(&self.1);
+        lock(&self.0).remove(&self.1);
     }
 }
 
-#[async_trait]
 impl ApprovalAnswerer for PageAnswerer {
-    async fn answer(&self, question: ApprovalQuestion) -> ApprovalOutcome {
+    fn ask(&self, question: ApprovalQuestion) -> BoxFuture<'static, ApprovalOutcome> {
         let (answer, answered) = oneshot::channel();
         self.pending()
             .insert(question.id.clone(), (question.session_id, answer));
-        let _forget = Forget(self, question.id);
-        // The server going away drops the sender: nobody is left to answer.
-        answered.await.unwrap_or(ApprovalOutcome::Unavailable)
+        let forget = Forget(Arc::clone(&self.pending), question.id);
+        Box::pin(async move {
+            let _forget = forget;
+            // The server going away drops the sender: nobody is left to answer.
+            answered.await.unwrap_or(ApprovalOutcome::Unavailable)
+        })
     }
 }
 
@@ -93,9 +100,4 @@ pub(crate) async fn answer(
         )));
     }
     Ok(Json(json!({"outcome": outcome.as_str()})))
-}
-
-/// The answerer the API registers.
-pub(crate) fn answerer() -> Arc<PageAnswerer> {
-    Arc::default()
 }

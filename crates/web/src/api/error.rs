@@ -43,3 +43,19 @@ impl IntoResponse for ApiError {
 pub(crate) fn rejection(rejection: &axum::extract::rejection::JsonRejection) -> ApiError {
     ApiError::new(rejection.status(), rejection.body_text())
 }
+
+/// An API path that names no route: `404` in JSON.
+pub(crate) async fn no_route(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no API route {} (see docs/web-api.md)", uri.path()))
+}
+
+/// A route asked with the wrong method: `405` in JSON.
+pub(crate) async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{} does not take {method} (see docs/web-api.md)",
+            uri.path()
+        ),
+    )
+}

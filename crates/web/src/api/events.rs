@@ -4,14 +4,16 @@
 //! are joined by seq, so a page that reconnects loses and doubles nothing.
 //!
 //! Each page buffers at most [`PAGE_BUFFER`] events. A page that falls further behind is not
-//! fed more: once it has drained what it holds, its stream reads the rest from the session
-//! log (the log is the truth), so a slow page costs neither memory nor order.
+//! fed more: its stream drops the buffer and reads on from the session log, from the first
+//! event it has not sent (the log is the truth), so a slow page costs neither memory nor
+//! order.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -52,9 +54,12 @@ impl Drop for Subscription {
 pub(crate) async fn stream(
     State(api): State<Api>,
     Path(id): Path<String>,
-    Query(query): Query<FromQuery>,
+    query: Result<Query<FromQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let Query(query) = query.map_err(|error| {
+        ApiError::bad_request(format!("from must be a seq (a whole number): {error}"))
+    })?;
     let live = api.sessions.get(&id).ok_or_else(|| {
         ApiError::not_found(format!(
             "session \"{id}\" is not live: resume it (POST /api/sessions/{id}/resume) first"
@@ -64,7 +69,7 @@ pub(crate) async fn stream(
         .get("last-event-id")
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok())
-        .map(|seq| seq + 1);
+        .map(|seq| seq.saturating_add(1));
     let from = after_last.or(query.from).unwrap_or(0);
     let (sender, receiver) = mpsc::channel::<Arc<SessionEvent>>(PAGE_BUFFER);
     let lagged = Arc::new(AtomicBool::new(false));
@@ -139,7 +144,8 @@ impl Page {
         })
     }
 
-    /// The next event in seq order, each once; `None` when the session's publisher is gone.
+    /// The next event in seq order, each once; `None` once the API's subscription is gone
+    /// (the row unloads).
     async fn next_event(&mut self) -> Option<Arc<SessionEvent>> {
         loop {
             let event = match self.pending.pop_front() {

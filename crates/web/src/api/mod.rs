@@ -62,7 +62,7 @@ impl Plugin for ApiPlugin {
             agents: ctx.require(&AGENTS)?,
             sessions: ctx.require(&SESSIONS)?,
             default_model: ctx.require(&AGENT_DEFAULT_MODEL)?,
-            answerer: approvals::answerer(),
+            answerer: Arc::default(),
         };
         ctx.require(&USER_APPROVAL)?
             .answer_with(&ctx, Arc::clone(&api.answerer) as Arc<dyn ApprovalAnswerer>)?;
@@ -70,12 +70,16 @@ impl Plugin for ApiPlugin {
             .route("/api/sessions", get(sessions::list))
             .route("/api/sessions/{id}/resume", post(sessions::resume))
             .route("/api/sessions/{id}/events", get(events::stream))
+            .fallback(error::no_route)
+            .method_not_allowed_fallback(error::wrong_method)
             .with_state(api.clone());
         let agents = Router::new()
             .route("/api/agents", post(agents::create))
             .route("/api/agents/{id}/messages", post(agents::send))
             .route("/api/agents/{id}/cancel", post(agents::cancel))
             .route("/api/agents/{id}/approvals/{qid}", post(approvals::answer))
+            .fallback(error::no_route)
+            .method_not_allowed_fallback(error::wrong_method)
             .with_state(api);
         server.mount(&ctx, "/api/sessions", sessions)?;
         server.mount(&ctx, "/api/agents", agents)?;

@@ -461,3 +461,35 @@ async fn a_page_that_stops_reading_is_resynced_from_the_log_without_loss() {
     assert_eq!(seqs, (0..total).collect::<Vec<_>>());
     w.kernel.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_requests_get_json_errors_and_never_panic() {
+    let w = web().await;
+    let (_, created) = w.post("/api/agents", json!({})).await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let (status, body) = w.get(&format!("/api/sessions/{id}/events?from=abc")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("from must be a seq")
+    );
+    let (status, body) = w.get(&format!("/api/sessions/{id}/bogus")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body["error"].as_str().unwrap().starts_with("no API route"));
+    let (status, body) = w.get("/api/agents").await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
+    // The largest seq a page could claim to have seen: nothing after it, and no overflow.
+    let beyond = w
+        .request(reqwest::Method::GET, &format!("/api/sessions/{id}/events"))
+        .header("last-event-id", u64::MAX.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(beyond.status(), StatusCode::OK);
+    drop(beyond);
+    let (status, _) = w.get("/api/health").await;
+    assert_eq!(status, StatusCode::OK, "still serving");
+    w.kernel.shutdown().await;
+}

@@ -1,13 +1,12 @@
-//! The web app row: the embedded UI, the token-for-cookie login, and the browser opener.
+//! The web app row: the embedded UI and the browser opener.
 
 use dsh_kernel::Kernel;
 use dsh_web::{BrowserOpener, WEBSERVER, WebRuntimePlugin, WebServerPlugin};
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
-use reqwest::redirect::Policy;
 use serde_json::json;
 
-async fn boot() -> (Kernel, String, String, u16) {
+async fn boot() -> (Kernel, String) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let kernel = Kernel::new().unwrap();
     let root = kernel.root();
@@ -18,25 +17,17 @@ async fn boot() -> (Kernel, String, String, u16) {
     )
     .unwrap();
     kernel.settle().await;
-    let server = root.require(&WEBSERVER).unwrap();
-    let (url, token, port) = (
-        server.url(),
-        server.token().to_owned(),
-        server.addr().port(),
-    );
-    (kernel, url, token, port)
+    let url = root.require(&WEBSERVER).unwrap().url();
+    (kernel, url)
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(Policy::none())
-        .build()
-        .unwrap()
+    reqwest::Client::new()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_and_its_assets_are_served_under_a_strict_policy() {
-    let (kernel, url, _, _) = boot().await;
+    let (kernel, url) = boot().await;
     let page = client().get(format!("{url}/")).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
@@ -58,67 +49,26 @@ async fn the_page_and_its_assets_are_served_under_a_strict_policy() {
     kernel.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_printed_token_becomes_a_cookie_for_this_port_and_leaves_the_url() {
-    let (kernel, url, token, port) = boot().await;
-    let wrong = client()
-        .get(format!("{url}/?token=0000"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(wrong.status(), StatusCode::FORBIDDEN);
-    assert!(wrong.headers().get("set-cookie").is_none());
-
-    let login = client()
-        .get(format!("{url}/?token={token}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(login.status(), StatusCode::SEE_OTHER);
-    assert_eq!(login.headers()["location"], "/");
-    let cookie = login.headers()["set-cookie"].to_str().unwrap().to_owned();
-    assert_eq!(
-        cookie,
-        format!("dsh_token_{port}={token}; Path=/; HttpOnly; SameSite=Strict")
-    );
-    let pair = cookie.split(';').next().unwrap();
-    let health = client()
-        .get(format!("{url}/api/health"))
-        .header("cookie", pair)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), StatusCode::OK);
-    let other_port = client()
-        .get(format!("{url}/api/health"))
-        .header(
-            "cookie",
-            format!("dsh_token_{}={token}", port.wrapping_add(1)),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        other_port.status(),
-        StatusCode::FORBIDDEN,
-        "another server's cookie does not count"
-    );
-    kernel.shutdown().await;
-}
-
 #[tokio::test]
 async fn the_opener_gets_the_url_and_a_failure_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("url");
     let script = format!("printf %s \"$0\" > {}", seen.display());
-    BrowserOpener::command("sh", &["-c", &script])
-        .open("http://127.0.0.1:1/?token=t")
+    let page = BrowserOpener::command("sh", &["-c", &script])
+        .open("http://127.0.0.1:1/#token=t")
         .await
+        .unwrap()
         .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&seen).unwrap(),
-        "http://127.0.0.1:1/?token=t"
+    // The opener gets a private page that leads on, not the token itself.
+    let handed = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(handed, page.file_url());
+    let launch = std::fs::read_to_string(handed.strip_prefix("file://").unwrap()).unwrap();
+    assert!(
+        launch.contains("url=http://127.0.0.1:1/#token=t"),
+        "{launch}"
     );
+    drop(page);
+    assert!(!std::path::Path::new(handed.strip_prefix("file://").unwrap()).exists());
     let missing = BrowserOpener::command("/nonexistent/opener", &[])
         .open("http://127.0.0.1:1/")
         .await

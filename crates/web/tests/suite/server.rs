@@ -122,29 +122,27 @@ async fn foreign_hosts_origins_and_missing_tokens_are_refused() {
     let (status, message) = error_of(foreign_origin).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(message.starts_with("forbidden origin"), "{message}");
-    let cookie_only = h
+    let query_post = h
         .client
-        .post(h.url("/api/echo"))
-        .header(
-            "cookie",
-            format!("dsh_token_{}={}", h.server.addr().port(), h.server.token()),
-        )
+        .post(h.url(&format!("/api/echo?token={}", h.server.token())))
         .json(&json!({"a": 1}))
         .send()
         .await
         .unwrap();
     assert_eq!(
-        cookie_only.status(),
+        query_post.status(),
         StatusCode::FORBIDDEN,
-        "a cookie alone cannot post"
+        "a token in the URL only reads"
     );
-    let own_page = h
+    let query_read = h
         .client
-        .post(h.url("/api/echo"))
-        .header(
-            "cookie",
-            format!("dsh_token_{}={}", h.server.addr().port(), h.server.token()),
-        )
+        .get(h.url(&format!("/api/health?token={}", h.server.token())))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(query_read.status(), StatusCode::OK);
+    let own_page = h
+        .post("/api/echo")
         .header("origin", h.server.url())
         .json(&json!({"a": 1}))
         .send()
