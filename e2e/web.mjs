@@ -3,7 +3,7 @@
 //
 // The harness starts `dsh web` against a scripted fake model and a DSH_HOME holding one
 // stored dsh 0.1.1 session, then runs this script with:
-//   DSH_WEB_URL             the URL dsh web printed (with ?token=)
+//   DSH_WEB_URL             the URL dsh web printed (http://127.0.0.1:<port>/#token=<hex>)
 //   DSH_E2E_ARTIFACTS       a directory for screenshots (NN-name.png)
 //   DSH_E2E_STORED_SESSION  the stored session's id
 //   CHROMIUM                the browser (default /usr/bin/chromium)
@@ -14,6 +14,7 @@
 
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -227,16 +228,30 @@ function watch(page, label, problems) {
 /** Shared between steps 1-4. */
 const shared = { sessionId: null, turnEnds: 0 };
 
-/** 1: the token URL signs in; a new session runs one bash command end to end. */
+/** Fails when the page's address still holds a token (`when` names the moment). */
+function assertNoTokenInUrl(page, when) {
+  assert.ok(!page.url().includes('token='), `${when}, the token should have left the address bar, got ${page.url()}`);
+}
+
+/** 1: the token URL signs in (and a reload keeps it); a new session runs one bash command. */
 async function stepBashTurn(page) {
   await page.goto(config.url);
-  const landed = new URL(page.url());
-  assert.equal(landed.pathname, '/', `expected the redirect to land on /, got ${page.url()}`);
-  assert.ok(!landed.search.includes('token'), `the token should leave the address bar, got ${page.url()}`);
-  await until('the stored session in the session list', () =>
-    page.locator(`[data-testid="session-item"][data-session-id="${config.stored}"]`).count(),
-  );
+  const storedItem = page.locator(`[data-testid="session-item"][data-session-id="${config.stored}"]`);
+  await until('the stored session in the session list', () => storedItem.count());
+  assertNoTokenInUrl(page, 'after opening the printed URL');
+  assert.equal(new URL(page.url()).pathname, '/', `expected the page at /, got ${page.url()}`);
   assert.ok(await byTestId(page, 'banner').isHidden(), 'the token banner should be hidden after signing in');
+  // A reload has no token in its URL: the page signs in with the one it stored. The hash is
+  // malformed (`%` does not decode): the page must start anyway, with no session open.
+  await page.goto(`${new URL(config.url).origin}/#session=%`);
+  await page.reload();
+  await until('the stored session in the session list after a reload', () => storedItem.count());
+  assertNoTokenInUrl(page, 'after a reload');
+  assert.ok(await byTestId(page, 'banner').isHidden(), 'the token banner should stay hidden after a reload');
+  assert.equal((await textOf(byTestId(page, 'session-title'))).trim(), 'No session open', 'a malformed hash opens no session');
+  // Back to a page without a hash, so the next hash seen is the new session's.
+  await page.goto(`${new URL(config.url).origin}/`);
+  await until('the stored session in the session list at /', () => storedItem.count());
 
   await byTestId(page, 'new-session').click();
   shared.sessionId = await until('#session=<id> in the address bar', () => hashSession(page));
@@ -385,21 +400,41 @@ async function stepResume(page) {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
-/** 6: a page opened without the token shows the banner. */
-async function stepNoToken(browser, problems) {
+/**
+ * Opens `url` in a fresh browser context (no stored token) and waits for the banner pointing
+ * to the URL dsh web printed; returns the banner's text.
+ */
+async function bannerFor(browser, problems, url, name) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   try {
     const page = await context.newPage();
-    watch(page, 'no-token page', problems);
-    await page.goto(`${new URL(config.url).origin}/`);
+    watch(page, `${name} page`, problems);
+    await page.goto(url);
     const banner = byTestId(page, 'banner');
     await banner.waitFor({ state: 'visible', timeout: WAIT_MS });
     const text = await textOf(banner);
-    assert.ok(text.includes('dsh web'), `the banner should point to the URL dsh web printed, got ${JSON.stringify(text)}`);
-    await screenshot(page, 'no-token');
+    assert.ok(text.includes('dsh web'), `${name}: the banner should point to the URL dsh web printed, got ${JSON.stringify(text)}`);
+    assert.ok(/new token/i.test(text), `${name}: the banner should say each launch has a new token, got ${JSON.stringify(text)}`);
+    assertNoTokenInUrl(page, name);
+    assert.equal(await page.locator('[data-testid="session-item"]').count(), 0, `${name}: no session should be listed`);
+    await screenshot(page, name);
+    return text;
   } finally {
     await context.close();
   }
+}
+
+/** 6: a page opened without the token, or with a wrong one, shows the banner. */
+async function stepNoToken(browser, problems) {
+  const printed = new URL(config.url);
+  const token = new URLSearchParams(printed.hash.slice(1)).get('token');
+  assert.match(token ?? '', /^[0-9a-f]{64}$/, `the printed URL should end in #token=<64 hex>, got ${config.url}`);
+  await bannerFor(browser, problems, `${printed.origin}/`, 'no-token');
+  let wrong;
+  do wrong = randomBytes(32).toString('hex');
+  while (wrong === token);
+  const text = await bannerFor(browser, problems, `${printed.origin}/#token=${wrong}`, 'wrong-token');
+  assert.ok(text.includes('wrong token'), `the banner should give the server's reason, got ${JSON.stringify(text)}`);
 }
 
 /**

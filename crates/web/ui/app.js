@@ -8,7 +8,9 @@
 // nodes.
 //
 //   js/dom.js, js/format.js      small DOM helpers; readable numbers, times and text
-//   js/api.js                    the JSON API client and the token banner
+//   js/hash.js                   the URL fragment's parameters, read without throwing
+//   js/token.js, js/token-banner.js   the launch token (fragment → localStorage); its banner
+//   js/api.js                    the JSON API client (sends the token)
 //   js/state.js                  the state the modules share
 //   js/sidebar.js                the session list and its drawer
 //   js/sessions.js               selection, hash routing, opening, creating, resuming
@@ -25,12 +27,16 @@ import { bindScrolling } from './js/scroll.js';
 import { bindSessions, hashSession, openSession, selectSession, showNoSession } from './js/sessions.js';
 import { bindSidebar, refreshSessions } from './js/sidebar.js';
 import { resetAppliedLog } from './js/stream.js';
+import { showTokenBanner } from './js/token-banner.js';
+import { bindToken } from './js/token.js';
 
 /** How often the session list is refreshed. */
 const LIST_REFRESH_MS = 5000;
 
-/** Start-up: controls, the session list and its refresh, and the session in the hash. */
+/** Start-up: the token, controls, the session list and its refresh, the session in the hash. */
 async function start() {
+  // First, so the token leaves the address bar at once (and before the hash is routed).
+  if (!bindToken(refreshSessions)) showTokenBanner('no token: this page was opened without the URL dsh web printed');
   resetAppliedLog(null);
   bindSidebar(selectSession);
   bindSessions();

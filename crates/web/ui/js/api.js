@@ -1,7 +1,7 @@
-// The JSON API client: calls, their errors, and the banner shown when the page lacks this
-// launch's token.
+// The JSON API client: calls (with this launch's token) and their errors.
 
-import { $, h } from './dom.js';
+import { currentToken } from './token.js';
+import { hideTokenBanner, showTokenBanner } from './token-banner.js';
 
 /** An API failure: HTTP status (0 for a network error) and the server's message. */
 export class ApiError extends Error {
@@ -13,11 +13,13 @@ export class ApiError extends Error {
 }
 
 /**
- * Calls the JSON API. Same-origin fetch: the token cookie and (for POSTs) the Origin header
- * ride along. Throws ApiError; a 403 about the token also shows the banner.
+ * Calls the JSON API. Same-origin fetch with the token in `x-dsh-token` (and, for POSTs,
+ * the browser's Origin header). Throws ApiError; a 403 about the token also shows the banner.
  */
 export async function api(method, path, body) {
   const init = { method, headers: { accept: 'application/json' } };
+  const token = currentToken();
+  if (token) init.headers['x-dsh-token'] = token;
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -42,22 +44,4 @@ export async function api(method, path, body) {
   }
   hideTokenBanner();
   return data;
-}
-
-/** Shows the banner telling the user to open the URL `dsh web` printed. */
-function showTokenBanner(detail) {
-  const banner = $('banner');
-  banner.replaceChildren(
-    h('strong', { text: 'This page is not signed in to this dsh web launch. ' }),
-    'Open the URL that ',
-    h('code', { text: 'dsh web' }),
-    ' printed in your terminal: it carries this launch\u2019s token. ',
-    h('span', { class: 'banner-detail', text: `(${detail})` }),
-  );
-  banner.hidden = false;
-}
-
-/** Hides the token banner once a call succeeds. */
-function hideTokenBanner() {
-  $('banner').hidden = true;
 }

@@ -1,9 +1,11 @@
-// Which session is open: selection through the URL hash, opening one (a live one streams, a
-// stored one offers Resume), creating and resuming sessions, and the empty state.
+// Which session is open: selection through the URL hash (`#session=<id>`), opening one (a
+// live one streams, a stored one offers Resume), creating and resuming sessions, and the
+// empty state.
 
 import { api, ApiError } from './api.js';
 import { clearComposerError, showComposerError } from './composer-error.js';
 import { $, setText } from './dom.js';
+import { hashParams } from './hash.js';
 import { SessionView } from './session-view.js';
 import { closeSidebar, listedSession, refreshSessions, renderSessionList } from './sidebar.js';
 import { app } from './state.js';
@@ -17,10 +19,9 @@ export function selectSession(id) {
   else location.hash = hash;
 }
 
-/** The session id in the URL hash, or null. */
+/** The session id in the URL hash, or null (also for a malformed hash). */
 export function hashSession() {
-  const match = /^#session=(.+)$/.exec(location.hash);
-  return match ? decodeURIComponent(match[1]) : null;
+  return hashParams().get('session') || null;
 }
 
 /**

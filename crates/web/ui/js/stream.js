@@ -1,7 +1,10 @@
 // The event stream of one session: an EventSource that resumes after the last event
 // received, drops events already applied (by seq) and applies the rest in per-frame
 // batches. It also keeps the test hook `window.__dsh.applied`: every seq applied, in order,
-// since the open session was selected.
+// since the open session was selected. EventSource cannot set headers, so the token rides in
+// the URL's query (the server takes it there for GETs only).
+
+import { currentToken } from './token.js';
 
 /** Milliseconds of event application per animation frame before yielding to the browser. */
 const FRAME_BUDGET_MS = 8;
@@ -38,7 +41,9 @@ export class EventStream {
     if (this.closed || this.source) return;
     clearTimeout(this.retryTimer);
     const from = this.lastReceived + 1;
-    const source = new EventSource(`/api/sessions/${encodeURIComponent(this.id)}/events?from=${from}`);
+    const token = currentToken();
+    const auth = token ? `&token=${encodeURIComponent(token)}` : '';
+    const source = new EventSource(`/api/sessions/${encodeURIComponent(this.id)}/events?from=${from}${auth}`);
     this.source = source;
     source.addEventListener('open', () => {
       if (this.source !== source) return;
