@@ -237,6 +237,7 @@ async fn create_send_and_watch_a_turn_then_list_it() {
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["status"], "idle");
     assert_eq!(listed[0]["cwd"], "/tmp");
+    assert_eq!(listed[0]["title"], "ping", "the first typed line");
     w.kernel.shutdown().await;
 }
 

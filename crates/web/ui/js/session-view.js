@@ -5,7 +5,7 @@ import { $, setText } from './dom.js';
 import { formatNumber, shortId } from './format.js';
 import { Autoscroll } from './scroll.js';
 import { listedSession, refreshSessions, repaintSessionItem } from './sidebar.js';
-import { app } from './state.js';
+import { app, listedTitle } from './state.js';
 import { EventStream } from './stream.js';
 import { Transcript } from './transcript.js';
 
@@ -61,7 +61,7 @@ export class SessionView {
   /** Updates title, status, usage, Stop and the working indicator (once per frame). */
   updateChrome() {
     if (app.view !== this) return;
-    setText($('session-title'), this.title ?? shortId(this.id));
+    setText($('session-title'), this.title ?? listedTitle(this.id) ?? shortId(this.id));
     const pending = this.transcript.hasPendingApproval();
     const status = !this.live ? 'stored' : pending ? 'waiting' : this.running ? 'running' : 'idle';
     const badge = $('session-status');

@@ -104,7 +104,7 @@ function createSessionItem(id) {
 /** Patches one sidebar entry with the session's current facts. */
 function updateSessionItem(item, session) {
   const word = statusWord(session.status);
-  const title = app.titles.get(session.id) ?? shortId(session.id);
+  const title = app.titles.get(session.id) ?? session.title ?? shortId(session.id);
   setText(item.querySelector('.session-item-title'), title);
   const badge = item.querySelector('.badge');
   setText(badge, word);

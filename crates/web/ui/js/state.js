@@ -7,7 +7,7 @@ export const app = {
   sessions: [],
   /** Whether a list has been loaded at least once. */
   sessionsLoaded: false,
-  /** Session id → title seen in its events (the list has no titles). */
+  /** Session id → title seen in its events (newer than the list's). */
   titles: new Map(),
   /** The open session (a SessionView), or null. */
   view: null,
@@ -16,3 +16,8 @@ export const app = {
   /** A send or create is in flight. */
   sending: false,
 };
+
+/** The title the last list gave session `id` (live sessions only), or null. */
+export function listedTitle(id) {
+  return app.sessions.find((session) => session.id === id)?.title ?? null;
+}
