@@ -438,6 +438,15 @@ async function stepNoToken(browser, problems) {
 }
 
 /**
+ * Runs in the page before its own scripts (addInitScript): installs the test hook the page
+ * fills only when it exists, `window.__dsh.applied` (every event seq applied, in order, since
+ * the open session was selected).
+ */
+function installTestHook() {
+  window.__dsh = { applied: [] };
+}
+
+/**
  * Runs in the page before its own scripts (addInitScript): records long main-thread tasks
  * in `window.__longTasks`, and in `window.__firstEventAt` the frame by which the page had
  * applied its first event.
@@ -609,6 +618,7 @@ async function main() {
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(WAIT_MS);
+    await context.addInitScript(installTestHook);
     const page = await context.newPage();
     watch(page, 'main page', problems);
 
@@ -651,6 +661,7 @@ async function main() {
     // Step 7 times the page: its own context, with no other page streaming beside it.
     const longContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     longContext.setDefaultTimeout(WAIT_MS);
+    await longContext.addInitScript(installTestHook);
     await longContext.addInitScript(instrumentPage);
     const longPage = await longContext.newPage();
     watch(longPage, 'long-session page', problems);

@@ -31,8 +31,7 @@ struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        crate::process_bench::stop(&mut self.0);
     }
 }
 
@@ -57,15 +56,19 @@ pub fn run() -> Result<(), String> {
 
     let artifacts = root.join("target/e2e-artifacts");
     let _ = std::fs::remove_dir_all(&artifacts);
-    std::fs::create_dir_all(&artifacts).map_err(|error| error.to_string())?;
+    std::fs::create_dir_all(&artifacts)
+        .map_err(|error| format!("{}: {error}", artifacts.display()))?;
     let home = TempHome(std::env::temp_dir().join(format!("dsh-e2e-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&home.0);
     copy_tree(&root.join(FIXTURE_HOME), &home.0)?;
     let workspace = home.0.join("workspace");
-    std::fs::create_dir_all(&workspace).map_err(|error| error.to_string())?;
+    std::fs::create_dir_all(&workspace)
+        .map_err(|error| format!("{}: {error}", workspace.display()))?;
 
     let model = crate::scripted_model::start()?;
-    let log = std::fs::File::create(artifacts.join("dsh-web.log")).map_err(|e| e.to_string())?;
+    let log_path = artifacts.join("dsh-web.log");
+    let log = std::fs::File::create(&log_path)
+        .map_err(|error| format!("{}: {error}", log_path.display()))?;
     let mut child = Command::new(root.join("target/debug/dsh"))
         .args(["web", "--no-open", "--port", "0"])
         .current_dir(&workspace)
@@ -77,8 +80,14 @@ pub fn run() -> Result<(), String> {
         .spawn()
         .map_err(|error| format!("cannot start dsh web: {error}"))?;
     let stdout = child.stdout.take();
-    let server = Server(child);
-    let url = printed_url(stdout)?;
+    let mut server = Server(child);
+    let url = printed_url(stdout).map_err(|reason| {
+        let exit = match server.0.try_wait() {
+            Ok(Some(status)) => format!(" (it exited: {status})"),
+            _ => String::new(),
+        };
+        format!("{reason}{exit}; its log: {}", log_path.display())
+    })?;
     report(&format!("==> dsh web is at {url}"));
 
     let status = Command::new("node")
@@ -110,15 +119,20 @@ fn printed_url(stdout: Option<impl Read + Send + 'static>) -> Result<String, Str
     std::thread::spawn(move || {
         let mut sent = false;
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if !sent && let Some(url) = line.strip_prefix("dsh web: http") {
-                let _ = found.send(format!("http{url}"));
+            if !sent && crate::process_bench::web_url(&line).is_some() {
+                let url = line.trim().trim_start_matches("dsh web: ").to_owned();
+                let _ = found.send(url);
                 sent = true;
             }
         }
     });
-    url.recv_timeout(Duration::from_secs(60)).map_err(|_| {
-        "dsh web printed no URL within 60 s (see target/e2e-artifacts/dsh-web.log)".to_owned()
-    })
+    url.recv_timeout(Duration::from_secs(60))
+        .map_err(|error| match error {
+            mpsc::RecvTimeoutError::Timeout => "dsh web printed no URL within 60 s".to_owned(),
+            mpsc::RecvTimeoutError::Disconnected => {
+                "dsh web closed its stdout before printing its URL".to_owned()
+            }
+        })
 }
 
 fn run_command(command: &mut Command) -> Result<(), String> {
@@ -137,7 +151,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     let entries =
         std::fs::read_dir(from).map_err(|error| format!("{}: {error}", from.display()))?;
     for entry in entries {
-        let entry = entry.map_err(|error| error.to_string())?;
+        let entry = entry.map_err(|error| format!("{}: {error}", from.display()))?;
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
             copy_tree(&entry.path(), &target)?;

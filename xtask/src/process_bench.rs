@@ -305,30 +305,26 @@ fn serve_once(binary: &Path, args: &[String], home: &Path) -> Result<Duration, S
         .spawn()
         .map_err(|error| format!("cannot run {}: {error}", binary.display()))?;
     let answered = (|| {
-        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or("dsh web: its stdout was not captured")?;
         let mut line = String::new();
         BufReader::new(stdout)
             .read_line(&mut line)
-            .map_err(|error| error.to_string())?;
-        let url = line
-            .trim()
-            .strip_prefix("dsh web: http://")
-            .ok_or_else(|| format!("unexpected line {line:?}"))?;
-        let (authority, token) = url
-            .split_once("/#token=")
-            .ok_or_else(|| format!("no token in {url:?}"))?;
-        let mut stream =
-            std::net::TcpStream::connect(authority).map_err(|error| error.to_string())?;
+            .map_err(|error| format!("dsh web: reading its URL line: {error}"))?;
+        let (authority, token) =
+            web_url(&line).ok_or_else(|| format!("dsh web printed {line:?}, not its URL line"))?;
+        let health = |error: std::io::Error| format!("GET /api/health at {authority}: {error}");
+        let mut stream = std::net::TcpStream::connect(authority).map_err(health)?;
         write!(
             stream,
             "GET /api/health HTTP/1.1\r\nHost: {authority}\r\nx-dsh-token: {token}\r\n\
              Connection: close\r\n\r\n"
         )
-        .map_err(|error| error.to_string())?;
+        .map_err(health)?;
         let mut status = [0_u8; 12];
-        stream
-            .read_exact(&mut status)
-            .map_err(|error| error.to_string())?;
+        stream.read_exact(&mut status).map_err(health)?;
         let elapsed = started.elapsed();
         if &status[9..12] == b"200" {
             Ok(elapsed)
@@ -343,8 +339,15 @@ fn serve_once(binary: &Path, args: &[String], home: &Path) -> Result<Duration, S
     answered
 }
 
+/// The authority and token of a `dsh web: http://<authority>/#token=<token>` line.
+pub(crate) fn web_url(line: &str) -> Option<(&str, &str)> {
+    line.trim()
+        .strip_prefix("dsh web: http://")?
+        .split_once("/#token=")
+}
+
 /// SIGTERM, then SIGKILL if the server has not exited within 5 s.
-fn stop(child: &mut std::process::Child) {
+pub(crate) fn stop(child: &mut std::process::Child) {
     if let Ok(pid) = i32::try_from(child.id()) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),

@@ -1,5 +1,6 @@
 //! Errors the kernel reports.
 
+use std::any::Any;
 use std::error::Error;
 use std::fmt::Write as _;
 
@@ -142,4 +143,29 @@ pub fn error_chain(error: &(dyn Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+/// The text of a caught panic (the payload of `catch_unwind` or a `JoinError`):
+/// `panicked: <message>` for a `&str` or `String` payload, else just `panicked`. Callers put
+/// what panicked in front: `format!("tool \"bash\" {}", panic_message(payload))`.
+pub fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        format!("panicked: {text}")
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        format!("panicked: {text}")
+    } else {
+        "panicked".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_messages_show_string_payloads() {
+        assert_eq!(panic_message(&"boom"), "panicked: boom");
+        assert_eq!(panic_message(&String::from("bang")), "panicked: bang");
+        assert_eq!(panic_message(&42_u8), "panicked");
+    }
 }

@@ -64,6 +64,7 @@ pub use error::KernelError;
 pub use error::ListenerFailure;
 pub use error::StartError;
 pub use error::error_chain;
+pub use error::panic_message;
 pub use events::Bail;
 pub use events::BailListener;
 pub use events::BailMode;

@@ -11,6 +11,7 @@
 //! - A question needs an open turn: the audit pair must sit inside the turn that the log
 //!   commits and replays as a whole.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -38,16 +39,6 @@ pub enum ApprovalPolicy {
     Ask,
     /// Reject every question without asking.
     Never,
-}
-
-impl ApprovalPolicy {
-    fn parse(text: &str) -> Option<Self> {
-        match text {
-            "ask" => Some(Self::Ask),
-            "never" => Some(Self::Never),
-            _ => None,
-        }
-    }
 }
 
 /// Row config of `dsh-user-approval`.
@@ -91,7 +82,7 @@ pub struct UserApproval {
     policy: ApprovalPolicy,
     sessions: Arc<SessionStore>,
     answerers: Answerers,
-    next_answerer: Mutex<u64>,
+    next_answerer: AtomicU64,
 }
 
 impl std::fmt::Debug for UserApproval {
@@ -109,7 +100,7 @@ impl UserApproval {
             policy,
             sessions,
             answerers: Arc::default(),
-            next_answerer: Mutex::new(0),
+            next_answerer: AtomicU64::new(1),
         }
     }
 
@@ -120,14 +111,7 @@ impl UserApproval {
         owner: &Context,
         answerer: Arc<dyn ApprovalAnswerer>,
     ) -> Result<Disposer, BoxError> {
-        let id = {
-            let mut next = self
-                .next_answerer
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            *next += 1;
-            *next
-        };
+        let id = self.next_answerer.fetch_add(1, Ordering::Relaxed);
         self.answerers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -151,8 +135,8 @@ impl UserApproval {
                 .iter()
                 .rev()
                 .find(|event| event.kind == "approval/policy")
-                .and_then(|event| event.data.get("policy").and_then(Value::as_str))
-                .and_then(ApprovalPolicy::parse)
+                .and_then(|event| event.data.get("policy"))
+                .and_then(|policy| ApprovalPolicy::deserialize(policy).ok())
                 .unwrap_or(self.policy)
         })
     }

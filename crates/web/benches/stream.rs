@@ -199,19 +199,32 @@ async fn finish_page(page: Child, last: u64) -> Result<(), String> {
 }
 
 /// The page: subscribes, says `ready` once the stream's headers arrive, then reads frames
-/// until the last chunk, checking that the seqs come one by one; prints `done <last>`.
+/// until the last chunk, checking that the seqs come one by one; prints `done <last>`, or
+/// why it failed (the bench reports that line).
 fn read_as_page(spec: &str) -> ExitCode {
+    match follow_stream(spec) {
+        Ok(last) => {
+            println!("done {last}");
+            ExitCode::SUCCESS
+        }
+        Err(reason) => {
+            println!("page: {reason}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn follow_stream(spec: &str) -> Result<u64, String> {
     let [path, port, token] = spec.split(' ').collect::<Vec<_>>()[..] else {
-        return ExitCode::FAILURE;
+        return Err(format!("bad reader spec {spec:?}"));
     };
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port.parse().unwrap_or(0))) else {
-        return ExitCode::FAILURE;
-    };
+    let mut stream = TcpStream::connect(("127.0.0.1", port.parse().unwrap_or(0)))
+        .map_err(|error| format!("connecting to port {port}: {error}"))?;
     let request =
         format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-dsh-token: {token}\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return ExitCode::FAILURE;
-    }
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|error| format!("sending GET {path}: {error}"))?;
     let first: u64 = path
         .rsplit_once("from=")
         .and_then(|(_, from)| from.parse().ok())
@@ -219,11 +232,17 @@ fn read_as_page(spec: &str) -> ExitCode {
     let expected_last = first + CHUNKS - 1;
     let mut reader = BufReader::with_capacity(1 << 16, stream);
     let mut line = String::new();
-    // The status line and headers.
+    reader
+        .read_line(&mut line)
+        .map_err(|error| format!("reading the status line: {error}"))?;
+    if !line.starts_with("HTTP/1.1 200") {
+        return Err(format!("GET {path} answered {:?}", line.trim()));
+    }
+    // The headers.
     loop {
         line.clear();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return ExitCode::FAILURE;
+            return Err("the server closed the stream inside its headers".to_owned());
         }
         if line == "\r\n" {
             break;
@@ -235,7 +254,8 @@ fn read_as_page(spec: &str) -> ExitCode {
     loop {
         buffer.clear();
         match reader.read_until(b'\n', &mut buffer) {
-            Ok(0) | Err(_) => return ExitCode::FAILURE,
+            Ok(0) => return Err(format!("the stream ended before seq {expected_last}")),
+            Err(error) => return Err(format!("reading the stream: {error}")),
             Ok(_) => {}
         }
         // Chunked transfer framing lines are skipped; only `id:` lines matter.
@@ -247,13 +267,11 @@ fn read_as_page(spec: &str) -> ExitCode {
             continue;
         };
         if seq != next {
-            println!("out of order: got {seq}, expected {next}");
-            return ExitCode::FAILURE;
+            return Err(format!("out of order: got {seq}, expected {next}"));
         }
         next += 1;
         if seq == expected_last {
-            println!("done {seq}");
-            return ExitCode::SUCCESS;
+            return Ok(seq);
         }
     }
 }

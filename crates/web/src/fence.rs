@@ -58,7 +58,7 @@ impl Fence {
     }
 
     /// Whether `candidate` is the token.
-    pub fn is_token(&self, candidate: &str) -> bool {
+    fn is_token(&self, candidate: &str) -> bool {
         same(candidate.as_bytes(), self.token.as_bytes())
     }
 

@@ -15,7 +15,7 @@
 //!   sessions, create an agent, send a message, cancel, resume, answer an approval question,
 //!   and a live event stream.
 //! - [`WebRuntimePlugin`] (row `web-runtime`) serves the browser UI embedded from `ui/`,
-//!   prints `dsh web: <url>#token=<token>` once the tree has booted and opens the default
+//!   prints `dsh web: <url>/#token=<token>` once the tree has booted and opens the default
 //!   browser ([`BrowserOpener`]); the page keeps the token from the URL's fragment.
 
 mod api;

@@ -5,11 +5,11 @@
 //! The opener never sees the token on its command line, where any local user could read it
 //! (`ps`, `/proc/*/cmdline`), and a browser it starts would keep it for its whole life: it is
 //! given a [`LaunchPage`] instead, a private file that sends the browser on to the URL. Its
-//! environment is also scrubbed of secrets (API keys, tokens, passwords).
+//! environment is scrubbed as a shell's is ([`dsh_shell::is_scrubbed_name`]: credentials and
+//! `DSH_*`).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Starts the default browser on a URL.
 #[derive(Debug, Clone, Default)]
@@ -108,7 +108,7 @@ fn run(argv: &[String], target: &str) -> Result<(), String> {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     for (name, _) in std::env::vars_os() {
-        if is_secret(&name.to_string_lossy()) {
+        if dsh_shell::is_scrubbed_name(&name) {
             command.env_remove(&name);
         }
     }
@@ -130,25 +130,19 @@ pub struct LaunchPage {
 }
 
 impl LaunchPage {
-    /// Writes the page for `url` under `$XDG_RUNTIME_DIR` (else the temp directory).
+    /// Writes the page for `url` under `$XDG_RUNTIME_DIR` (else the temp directory), in a
+    /// new file with an unguessable name: an existing file or link is never written through.
     pub fn write(url: &str) -> std::io::Result<Self> {
         use std::io::Write as _;
         let dir = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|dir| dir.is_dir())
             .unwrap_or_else(std::env::temp_dir);
-        static PAGES: AtomicU64 = AtomicU64::new(0);
-        let number = PAGES.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("dsh-web-{}-{number}.html", std::process::id()));
         let escaped = url
             .replace('&', "&amp;")
             .replace('"', "&quot;")
             .replace('<', "&lt;");
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&path)?;
+        let (mut file, path) = create_private(&dir)?;
         let page = Self { path };
         write!(
             file,
@@ -171,12 +165,30 @@ impl Drop for LaunchPage {
     }
 }
 
-/// Whether an environment variable likely holds a credential.
-pub(crate) fn is_secret(name: &str) -> bool {
-    let name = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|word| name.contains(word))
+/// Creates `dsh-web-<random>.html` in `dir`, readable only by this user, refusing to open
+/// anything that already exists (`O_EXCL`, which also refuses a planted link).
+fn create_private(dir: &std::path::Path) -> std::io::Result<(std::fs::File, PathBuf)> {
+    use ring::rand::SecureRandom as _;
+    let random = ring::rand::SystemRandom::new();
+    let mut last = std::io::Error::other("no name tried");
+    for _ in 0..8 {
+        let mut bytes = [0_u8; 12];
+        random
+            .fill(&mut bytes)
+            .map_err(|_| std::io::Error::other("the OS random generator failed"))?;
+        let name: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        let path = dir.join(format!("dsh-web-{name}.html"));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&path) {
+            Ok(file) => return Ok((file, path)),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => last = error,
+            Err(error) => return Err(error),
+        }
+    }
+    Err(last)
 }
 
 /// Whether dsh runs in an SSH session (a browser opened there would be on the wrong machine).
@@ -189,27 +201,6 @@ pub(crate) fn in_ssh_session() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn credentials_are_scrubbed_and_the_rest_kept() {
-        for name in [
-            "DEEPSEEK_API_KEY",
-            "GITHUB_TOKEN",
-            "aws_secret_access_key",
-            "PGPASSWORD",
-        ] {
-            assert!(is_secret(name), "{name}");
-        }
-        for name in [
-            "PATH",
-            "DISPLAY",
-            "WAYLAND_DISPLAY",
-            "HOME",
-            "XDG_RUNTIME_DIR",
-        ] {
-            assert!(!is_secret(name), "{name}");
-        }
-    }
 
     #[test]
     fn browser_lists_are_split_into_commands() {
@@ -239,6 +230,8 @@ mod tests {
             let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
             assert_eq!(mode.ok(), Some(0o600));
         }
+        let other = LaunchPage::write("http://127.0.0.1:1/").unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(other.path, path, "each page gets a fresh name");
         drop(page);
         assert!(!path.exists());
     }

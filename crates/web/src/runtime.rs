@@ -6,7 +6,6 @@
 //! origin (scheme, host and port) and out of the address bar.
 
 use std::io::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::http::{StatusCode, Uri, header};
@@ -30,19 +29,13 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
 
 /// Row config of `dsh-web-app`.
 #[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct WebRuntimeConfig {
     /// Open the default browser once the tree has booted (default true; `--no-open` and an
     /// SSH session turn it off).
-    #[serde(default = "yes")]
     pub open_browser: bool,
     /// Print `dsh web: <url>` once the tree has booted (default true).
-    #[serde(default = "yes")]
     pub print_url: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 impl Default for WebRuntimeConfig {
@@ -73,18 +66,16 @@ impl Plugin for WebRuntimePlugin {
         server.mount(&ctx, "/", pages)?;
         let url = format!("{}/#token={}", server.url(), server.token());
         let port = server.addr().port();
-        // The page that hands the URL to the browser lives until the server goes.
-        let launch_page: Arc<Mutex<Option<LaunchPage>>> = Arc::default();
-        let kept = Arc::clone(&launch_page);
-        ctx.effect(move || drop(kept.lock().unwrap_or_else(PoisonError::into_inner).take()))?;
         let loader = ctx.get(&LOADER);
         ctx.spawn(async move {
             // The URL is good only once every row (the API among them) has mounted.
             if let Some(loader) = loader {
                 loader.settled().await;
             }
-            let page = announce(&url, port, config, &BrowserOpener::default()).await;
-            *launch_page.lock().unwrap_or_else(PoisonError::into_inner) = page;
+            let _page = announce(&url, port, config, &BrowserOpener::default()).await;
+            // The page the browser was handed lives until the row unloads, which aborts
+            // this task and so removes it.
+            std::future::pending::<()>().await;
         })?;
         Ok(())
     }

@@ -111,11 +111,6 @@ impl WebServer {
         self.shared.fence.token()
     }
 
-    /// The checks every request passes.
-    pub fn fence(&self) -> &Fence {
-        &self.shared.fence
-    }
-
     /// Serves `router` for paths under `prefix` (`/api/sessions`, `/`) for as long as
     /// `owner`'s fiber is loaded; the longest matching prefix wins. Two tables may not share
     /// a prefix.
@@ -154,7 +149,8 @@ impl WebServer {
     }
 }
 
-fn json_error(status: StatusCode, message: &str) -> Response {
+/// An error answer: `status` with `{"error": message}`.
+pub(crate) fn json_error(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(json!({"error": message}))).into_response()
 }
 

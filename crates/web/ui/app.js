@@ -30,8 +30,18 @@ import { resetAppliedLog } from './js/stream.js';
 import { showTokenBanner } from './js/token-banner.js';
 import { bindToken } from './js/token.js';
 
-/** How often the session list is refreshed. */
+/** How often the session list is refreshed while the page is visible. */
 const LIST_REFRESH_MS = 5000;
+
+/** Refreshes the session list every LIST_REFRESH_MS while the page is visible, and on showing it. */
+function pollSessions() {
+  setInterval(() => {
+    if (!document.hidden) refreshSessions();
+  }, LIST_REFRESH_MS);
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) refreshSessions();
+  });
+}
 
 /** Start-up: the token, controls, the session list and its refresh, the session in the hash. */
 async function start() {
@@ -48,7 +58,7 @@ async function start() {
     showNoSession();
     await refreshSessions();
   }
-  setInterval(refreshSessions, LIST_REFRESH_MS);
+  pollSessions();
 }
 
 start();

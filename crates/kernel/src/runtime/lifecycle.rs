@@ -1,6 +1,5 @@
 //! Loading and unloading fibers as their dependencies come and go.
 
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -13,6 +12,7 @@ use super::Undo;
 use crate::context::Context;
 use crate::error::StartError;
 use crate::error::error_chain;
+use crate::error::panic_message;
 use crate::fiber::FiberId;
 use crate::fiber::FiberState;
 
@@ -259,15 +259,4 @@ fn current_epoch(st: &State, id: FiberId, fiber: &FiberRecord) -> Option<Vec<u64
         .iter()
         .map(|name| st.visible_provision(name, id))
         .collect()
-}
-
-/// The text of a panic payload.
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(text) = panic.downcast_ref::<&str>() {
-        format!("panicked: {text}")
-    } else if let Some(text) = panic.downcast_ref::<String>() {
-        format!("panicked: {text}")
-    } else {
-        "panicked".to_owned()
-    }
 }

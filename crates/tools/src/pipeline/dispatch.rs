@@ -1,7 +1,10 @@
 //! The dispatch stage: `tools/execute` wrappers around the tool body.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
+use futures_util::FutureExt as _;
 use futures_util::future::{Either, select};
 use tokio_util::sync::CancellationToken;
 
@@ -61,10 +64,21 @@ async fn run_body(lookup: &Lookup, call: &Call, dispatch: ToolDispatch) -> ToolE
     if !violations.is_empty() {
         return ToolExecutionResult::from_error(&ToolError::invalid_args(&violations));
     }
-    let body = entry
-        .definition
-        .execute(exec.arguments().clone(), exec.run_context(fused.clone()));
-    let outcome = forwarding_cancellation(body, &caller, &fused).await;
+    let definition = Arc::clone(&entry.definition);
+    let (arguments, run) = (exec.arguments().clone(), exec.run_context(fused.clone()));
+    // A panicking body is an ordinary failure of its call: the call still gets a result
+    // (and post-execute), rather than taking the caller's task down with it.
+    let body =
+        AssertUnwindSafe(async move { definition.execute(arguments, run).await }).catch_unwind();
+    let outcome = match forwarding_cancellation(body, &caller, &fused).await {
+        Ok(outcome) => outcome,
+        Err(panic) => Err(ToolError::new(format!(
+            "tool \"{}\" (call {}) {}",
+            exec.name(),
+            exec.call_id(),
+            dsh_kernel::panic_message(panic.as_ref())
+        ))),
+    };
     match outcome.and_then(|output| success(&entry, exec.name(), output)) {
         Ok(_) if fused.is_cancelled() => ToolExecutionResult::from_error(&ToolError::aborted()),
         Ok(result) => result,

@@ -111,6 +111,53 @@ async fn tool_errors_keep_their_name_and_code_only_when_they_have_one() {
 }
 
 #[tokio::test]
+async fn a_panicking_body_is_an_error_naming_the_tool_and_still_reaches_post_execute() {
+    let h = Harness::new().await;
+    h.add(FnTool::new("crash", "Panics.", json!({}), |_, _| async {
+        panic!("index out of range")
+    }));
+    h.add(FnTool::new(
+        "crash-fmt",
+        "Panics.",
+        json!({}),
+        |_, run| async move { panic!("bad state in {}", run.call_id) },
+    ));
+    let seen = Log::default();
+    let post_seen = seen.clone();
+    h.root()
+        .on::<ToolsPostExecute>(move |args: Arc<PostExecute>, next: PostNext| {
+            post_seen.push((args.execution.name().to_owned(), args.result.text()));
+            next.run(args)
+        })
+        .unwrap();
+
+    let result = h.tools.execute(call("crash", json!({}))).await;
+    let message = "tool \"crash\" (call call-1) panicked: index out of range";
+    assert_eq!(
+        result,
+        ToolExecutionResult::from_error(&ToolError::new(message))
+    );
+    assert!(result.is_error);
+    assert_eq!(result.text(), format!("Error: {message}"));
+
+    let result = h.tools.execute(call("crash-fmt", json!({}))).await;
+    assert_eq!(
+        result.text(),
+        "Error: tool \"crash-fmt\" (call call-1) panicked: bad state in call-1"
+    );
+    assert_eq!(
+        seen.entries(),
+        [
+            ("crash".to_owned(), format!("Error: {message}")),
+            (
+                "crash-fmt".to_owned(),
+                "Error: tool \"crash-fmt\" (call call-1) panicked: bad state in call-1".to_owned()
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_cancelled_call_is_aborted_before_dispatch_without_any_policy() {
     let h = Harness::new().await;
     let runs = Counter::default();

@@ -1,9 +1,7 @@
 //! API errors: a status and `{"error": "<what failed and what to do>"}`.
 
-use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 /// A failed API call.
 #[derive(Debug)]
@@ -35,7 +33,7 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(json!({"error": self.message}))).into_response()
+        crate::server::json_error(self.status, &self.message)
     }
 }
 

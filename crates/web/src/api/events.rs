@@ -90,7 +90,7 @@ pub(crate) async fn stream(
             Ok(())
         })
         .map_err(|error| ApiError::internal(error.to_string()))?;
-    let page = Page {
+    let mut page = Page {
         live,
         receiver,
         lagged,
@@ -98,11 +98,7 @@ pub(crate) async fn stream(
         next: from,
         _subscription: Subscription(Some(disposer)),
     };
-    let backlog = page.read_log();
-    let page = Page {
-        pending: backlog,
-        ..page
-    };
+    page.pending = page.read_log();
     let events = stream::unfold(page, |mut page| async move {
         let event = page.next_event().await?;
         Some((event, page))

@@ -7,6 +7,7 @@ mod approvals;
 mod error;
 mod events;
 mod sessions;
+mod titles;
 
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ pub(crate) struct Api {
     pub(crate) sessions: Arc<SessionStore>,
     pub(crate) default_model: Arc<AgentDefaultModel>,
     pub(crate) answerer: Arc<approvals::PageAnswerer>,
+    pub(crate) titles: Arc<titles::Titles>,
 }
 
 /// Row config of `dsh-host-apiproxy`: none.
@@ -63,6 +65,7 @@ impl Plugin for ApiPlugin {
             sessions: ctx.require(&SESSIONS)?,
             default_model: ctx.require(&AGENT_DEFAULT_MODEL)?,
             answerer: Arc::default(),
+            titles: Arc::default(),
         };
         ctx.require(&USER_APPROVAL)?
             .answer_with(&ctx, Arc::clone(&api.answerer) as Arc<dyn ApprovalAnswerer>)?;

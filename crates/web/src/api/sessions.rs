@@ -7,7 +7,6 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use dsh_agent_loop::{AgentError, ResumeAgentOptions};
 use dsh_persistence::{PersistenceError, SESSION_PERSISTENCE};
-use dsh_session::LiveSession;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -28,7 +27,9 @@ pub(crate) async fn list(State(api): State<Api>) -> Result<Json<Value>, ApiError
             );
         }
     }
-    for id in api.agents.ids() {
+    let live = api.agents.ids();
+    api.titles.keep_only(&live);
+    for id in live {
         let Some(agent) = api.agents.get(&id) else {
             continue;
         };
@@ -36,61 +37,12 @@ pub(crate) async fn list(State(api): State<Api>) -> Result<Json<Value>, ApiError
         sessions.insert(
             id.clone(),
             json!({"id": id, "createdAt": header.created_at, "cwd": header.cwd,
-                   "status": agent.status().as_str(), "title": title_of(agent.session())}),
+                   "status": agent.status().as_str(), "title": api.titles.of(agent.session())}),
         );
     }
     let mut list: Vec<Value> = sessions.into_values().collect();
     list.sort_by(|a, b| b["createdAt"].as_u64().cmp(&a["createdAt"].as_u64()));
     Ok(Json(json!({"sessions": list})))
-}
-
-/// The longest title the list gives, in characters.
-const TITLE_CHARS: usize = 60;
-
-/// A live session's title: its last `session/title`, else the first line of the first
-/// message the user typed (cut to [`TITLE_CHARS`]), else none.
-fn title_of(session: &LiveSession) -> Option<String> {
-    session.with(|log| {
-        let events = log.events();
-        let titled = events
-            .iter()
-            .rev()
-            .find(|event| event.kind == "session/title")
-            .and_then(|event| event.data.get("title").and_then(Value::as_str))
-            .map(str::to_owned);
-        titled.or_else(|| {
-            events
-                .iter()
-                .filter(|event| event.kind == "user/message")
-                .find(|event| {
-                    event.data.pointer("/source/kind").and_then(Value::as_str) == Some("user")
-                })
-                .and_then(|event| {
-                    event
-                        .data
-                        .get("content")?
-                        .as_array()?
-                        .iter()
-                        .find_map(|block| block.get("text").and_then(Value::as_str))
-                        .map(first_line)
-                })
-        })
-    })
-}
-
-/// The first non-blank line of `text`, cut to [`TITLE_CHARS`] characters with an ellipsis.
-fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or_default();
-    if line.chars().count() <= TITLE_CHARS {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(TITLE_CHARS - 1).collect();
-    cut.push('…');
-    cut
 }
 
 /// `POST /api/sessions/{id}/resume` body (may be empty JSON `{}`).
@@ -133,19 +85,4 @@ pub(crate) async fn resume(
             _ => ApiError::internal(error.to_string()),
         })?;
     Ok(Json(json!({"sessionId": agent.id(), "resumed": true})))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_title_is_the_first_typed_line_cut_to_size() {
-        assert_eq!(first_line("\n  fix the build \nthen test"), "fix the build");
-        let long = "x".repeat(80);
-        let cut = first_line(&long);
-        assert_eq!(cut.chars().count(), TITLE_CHARS);
-        assert!(cut.ends_with('…'));
-        assert_eq!(first_line(""), "");
-    }
 }

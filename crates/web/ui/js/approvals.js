@@ -6,10 +6,14 @@ import { h } from './dom.js';
 
 /** An approval question: the reason, then buttons while pending, then the outcome. */
 export class ApprovalPrompt {
-  /** Creates the prompt of an approval/asked event; choices are posted for `sessionId`. */
-  constructor(data, seq, sessionId) {
+  /**
+   * Creates the prompt of an approval/asked event; choices are posted for `sessionId`, and
+   * `onSettled()` runs once, when it stops being pending.
+   */
+  constructor(data, seq, sessionId, onSettled) {
     this.id = String(data.id);
     this.sessionId = sessionId;
+    this.onSettled = onSettled;
     this.pending = true;
     this.allow = h('button', { type: 'button', class: 'primary', 'data-testid': 'approval-allow', text: 'Allow once', onclick: () => this.choose('allowed-once') });
     this.reject = h('button', { type: 'button', class: 'danger', 'data-testid': 'approval-reject', text: 'Reject', onclick: () => this.choose('rejected') });
@@ -57,7 +61,10 @@ export class ApprovalPrompt {
   /** Replaces the buttons with the outcome. */
   decide(outcome) {
     if (!this.pending && this.outcome === outcome) return;
-    this.pending = false;
+    if (this.pending) {
+      this.pending = false;
+      this.onSettled();
+    }
     this.outcome = outcome;
     this.el.classList.remove('pending');
     this.el.dataset.outcome = outcome;

@@ -2,10 +2,10 @@
 // header (title, status, usage, connection), the composer's buttons and its sidebar badge.
 
 import { $, setText } from './dom.js';
-import { formatNumber, shortId } from './format.js';
+import { formatNumber } from './format.js';
 import { Autoscroll } from './scroll.js';
-import { listedSession, refreshSessions, repaintSessionItem } from './sidebar.js';
-import { app, listedTitle } from './state.js';
+import { listedSession, refreshSessions, repaintSessionItem, sessionTitle } from './sidebar.js';
+import { app } from './state.js';
 import { EventStream } from './stream.js';
 import { Transcript } from './transcript.js';
 
@@ -15,7 +15,6 @@ export class SessionView {
   constructor(id, live) {
     this.id = id;
     this.live = live;
-    this.title = app.titles.get(id) ?? null;
     this.scroll = new Autoscroll();
     this.transcript = new Transcript($('transcript-items'), id, {
       onGrow: () => this.scroll.grew(),
@@ -61,7 +60,7 @@ export class SessionView {
   /** Updates title, status, usage, Stop and the working indicator (once per frame). */
   updateChrome() {
     if (app.view !== this) return;
-    setText($('session-title'), this.title ?? listedTitle(this.id) ?? shortId(this.id));
+    setText($('session-title'), sessionTitle(this.id));
     const pending = this.transcript.hasPendingApproval();
     const status = !this.live ? 'stored' : pending ? 'waiting' : this.running ? 'running' : 'idle';
     const badge = $('session-status');
@@ -98,10 +97,11 @@ export class SessionView {
     this.scroll.follow(count > 0);
   }
 
-  /** session/title: the header and the sidebar show it. */
+  /** session/title: set on the listed session; the sidebar repaints now, the header after the batch. */
   setTitle(title) {
-    this.title = title;
-    app.titles.set(this.id, title);
+    const session = listedSession(this.id);
+    if (!session) return;
+    session.title = title;
     repaintSessionItem(this.id);
   }
 

@@ -28,6 +28,11 @@ export function listedSession(id) {
   return app.sessions.find((session) => session.id === id) ?? null;
 }
 
+/** The title shown for session `id` (listed as `session`): its listed title, else its short id. */
+export function sessionTitle(id, session = listedSession(id)) {
+  return session?.title || shortId(id);
+}
+
 /** Updates the sidebar in place: one <li> per session, reordered and patched, never rebuilt. */
 export function renderSessionList() {
   const list = $('session-list');
@@ -51,7 +56,7 @@ export function renderSessionList() {
   $('session-list-empty').hidden = !app.sessionsLoaded || app.sessions.length > 0;
 }
 
-/** Repaints one sidebar entry from the listed facts and the title seen (e.g. a new title). */
+/** Repaints one sidebar entry from its listed facts (e.g. after a new title was patched in). */
 export function repaintSessionItem(id) {
   const item = items.get(id);
   const session = listedSession(id);
@@ -104,8 +109,7 @@ function createSessionItem(id) {
 /** Patches one sidebar entry with the session's current facts. */
 function updateSessionItem(item, session) {
   const word = statusWord(session.status);
-  const title = app.titles.get(session.id) ?? session.title ?? shortId(session.id);
-  setText(item.querySelector('.session-item-title'), title);
+  setText(item.querySelector('.session-item-title'), sessionTitle(session.id, session));
   const badge = item.querySelector('.badge');
   setText(badge, word);
   badge.dataset.status = word;

@@ -1,17 +1,20 @@
 // The event stream of one session: an EventSource that resumes after the last event
 // received, drops events already applied (by seq) and applies the rest in per-frame
-// batches. It also keeps the test hook `window.__dsh.applied`: every seq applied, in order,
-// since the open session was selected. EventSource cannot set headers, so the token rides in
-// the URL's query (the server takes it there for GETs only).
+// batches. When a test installed the hook `window.__dsh` (before the page's scripts), it
+// records in `window.__dsh.applied` every seq applied, in order, since the open session was
+// selected. EventSource cannot set headers, so the token rides in the URL's query (the
+// server takes it there for GETs only).
 
 import { currentToken } from './token.js';
 
 /** Milliseconds of event application per animation frame before yielding to the browser. */
 const FRAME_BUDGET_MS = 8;
 
-/** Starts a fresh `window.__dsh` log for the selected session (null: none). */
+/** Starts a fresh `window.__dsh` log for the selected session (null: none), if a test installed it. */
 export function resetAppliedLog(sessionId) {
-  window.__dsh = { applied: [], sessionId };
+  if (!window.__dsh) return;
+  window.__dsh.applied = [];
+  window.__dsh.sessionId = sessionId;
 }
 
 /** A session's event stream and the queue of events it received but has not applied. */
@@ -141,7 +144,7 @@ export class EventStream {
     const seq = event?.seq;
     if (typeof seq !== 'number' || seq <= this.lastSeq) return;
     this.lastSeq = seq;
-    window.__dsh.applied.push(seq);
+    window.__dsh?.applied.push(seq);
     try {
       this.hooks.onEvent(event);
     } catch (error) {

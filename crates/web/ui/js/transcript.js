@@ -8,6 +8,9 @@ import { h } from './dom.js';
 import { messageText } from './format.js';
 import { AssistantSteps } from './steps.js';
 
+/** The plugin whose user/messages are runtime-context snapshots (dsh's system-prompt plugin). */
+const RUNTIME_CONTEXT_PLUGIN = '@deepseek-ai/dsh-system-prompt';
+
 /** The rendered transcript of one session and the state its events build up. */
 export class Transcript {
   /**
@@ -21,7 +24,10 @@ export class Transcript {
     this.running = false;
     this.turn = null;
     this.step = null;
+    /** Approval id → its prompt, for every question asked. */
     this.approvals = new Map();
+    /** The prompts still waiting for an answer. */
+    this.pendingApprovals = new Set();
     this.usage = { input: 0, output: 0, cached: 0 };
     this.steps = new AssistantSteps((el, seq, turn) => this.addItem(el, seq, turn), () => hooks.onGrow());
   }
@@ -70,7 +76,7 @@ export class Transcript {
 
   /** Whether an approval question is waiting for an answer. */
   hasPendingApproval() {
-    return [...this.approvals.values()].some((prompt) => prompt.pending);
+    return this.pendingApprovals.size > 0;
   }
 
   /** Whether nothing has been rendered yet. */
@@ -98,13 +104,13 @@ export class Transcript {
   /** user/message: the user's words as a bubble; plugin notes collapsed; snapshots hidden. */
   onUserMessage(event, data) {
     const source = data.source ?? {};
+    // Runtime-context snapshots (and the message clearing them) are for the model only.
+    if (source.kind === 'plugin' && source.plugin === RUNTIME_CONTEXT_PLUGIN) return;
     const text = messageText(data.content);
     if (source.kind === 'user') {
       this.addItem(h('div', { class: 'user-message', 'data-testid': 'user-message' }, h('div', { class: 'bubble', text })), event.seq);
       return;
     }
-    // Runtime-context snapshots repeat every step; they are for the model only.
-    if (source.form === 'snapshot' || text.startsWith('Current runtime context.')) return;
     const who = source.plugin ? String(source.plugin) : String(source.kind ?? 'note');
     const summary = typeof source.summary === 'string' ? source.summary : `Note from ${who}`;
     this.addItem(
@@ -131,8 +137,9 @@ export class Transcript {
     if (data.id === undefined || data.id === null) return;
     const id = String(data.id);
     if (this.approvals.has(id)) return;
-    const prompt = new ApprovalPrompt(data, event.seq, this.sessionId);
+    const prompt = new ApprovalPrompt(data, event.seq, this.sessionId, () => this.pendingApprovals.delete(prompt));
     this.approvals.set(id, prompt);
+    this.pendingApprovals.add(prompt);
     if (data.callId) {
       const card = this.steps.approvalCard(String(data.callId), data.toolName, event.seq, this.turn, this.step);
       card.approvalsEl.append(prompt.el);
@@ -144,9 +151,10 @@ export class Transcript {
 
   /** turn/end: the marker with its reason; the turn's open questions and blocks close. */
   onTurnEnd(event, data) {
-    const reason = data.reason && typeof data.reason === 'object' ? data.reason : { kind: String(data.reason ?? 'unknown') };
-    const kind = String(reason.kind ?? 'unknown');
-    for (const prompt of this.approvals.values()) if (prompt.pending) prompt.decide('expired');
+    const { reason } = data;
+    const { kind } = reason;
+    // Deciding removes the prompt from the set, which a Set's iteration allows.
+    for (const prompt of this.pendingApprovals) prompt.decide('expired');
     this.steps.finishTurn();
     const marker = h(
       'div',
@@ -174,26 +182,25 @@ export class Transcript {
   }
 }
 
-/** Readable text for a turn/end reason object. */
+/**
+ * Readable text for a turn/end reason: `{kind}`, with `reason: {kind, reason?}` when aborted
+ * and `error: {code, message}` on an error (stored logs are upgraded to these shapes on load).
+ */
 function turnEndText(reason) {
-  const kind = reason?.kind ?? 'unknown';
-  switch (kind) {
+  switch (reason.kind) {
     case 'completed':
       return 'Turn complete';
     case 'aborted': {
-      const cause = reason.reason ?? reason.cause ?? {};
-      const causeKind = typeof cause === 'string' ? cause : cause.kind;
-      if (causeKind === 'user') return 'Stopped by you';
-      if (causeKind === 'parent') return 'Stopped by the parent agent';
-      if (causeKind === 'disposed') return 'Stopped: the agent was closed';
-      if (causeKind === 'hook') return `Stopped by a hook${cause.reason ? `: ${cause.reason}` : ''}`;
+      const cause = reason.reason;
+      if (cause.kind === 'user') return 'Stopped by you';
+      if (cause.kind === 'parent') return 'Stopped by the parent agent';
+      if (cause.kind === 'disposed') return 'Stopped: the agent was closed';
+      if (cause.kind === 'hook') return `Stopped by a hook${cause.reason ? `: ${cause.reason}` : ''}`;
+      // `legacy`: an old log that did not record who stopped the turn.
       return 'Stopped';
     }
-    case 'error': {
-      const failure = reason.error ?? reason.failure ?? {};
-      const code = failure.code ?? 'UNKNOWN';
-      return `Error ${code}: ${failure.message ?? 'the model call failed'}`;
-    }
+    case 'error':
+      return `Error ${reason.error.code}: ${reason.error.message}`;
     case 'max-tokens':
       return 'Stopped: the reply hit the token limit';
     case 'blocked':
@@ -201,6 +208,6 @@ function turnEndText(reason) {
     case 'interrupted':
       return 'Interrupted: dsh stopped during this turn';
     default:
-      return `Turn ended (${kind})`;
+      return `Turn ended (${reason.kind})`;
   }
 }
