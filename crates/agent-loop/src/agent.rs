@@ -20,7 +20,7 @@ use crate::events::{
     AgentErrorEvent, AgentErrorNotice, AgentInboxClaimed, AgentInboxDiscarded, AgentInboxInserted,
     AgentStatusChanged, InboxClaim, InboxNotice, StatusChange,
 };
-use crate::inbox::{Inbox, Spliced};
+use crate::inbox::{Inbox, InboxError, Spliced};
 use crate::options::{AgentOptions, AgentStatus, InboxTarget};
 use crate::request::RequestState;
 use crate::runtime::LoopRuntime;
@@ -228,7 +228,12 @@ impl Agent {
         let _mark = SplicingMark::enter(self);
         inbox
             .splice(&self.session, target, start, delete, inserted, cancelling)
-            .map_err(|error| AgentError::Invalid(error.to_string()))
+            .map_err(|error| match error {
+                InboxError::Store(error) => AgentError::Store(error),
+                InboxError::Invalid(why) => {
+                    AgentError::Invalid(format!("agent \"{}\": {why}", self.id))
+                }
+            })
     }
 
     /// Queues `message` in `target` and, with `wakeup`, starts the driver if it is idle. A
@@ -472,11 +477,13 @@ impl Agent {
     /// goes idle is latched and replayed, so no message is left waiting on an idle agent.
     async fn drive(self: Arc<Self>) {
         loop {
-            let turn = AssertUnwindSafe(self.turn()).catch_unwind().await;
-            let may_continue = turn.unwrap_or_else(|_| {
-                tracing::error!(agent = %self.id, "the agent's turn panicked; the driver stops");
-                false
-            });
+            let may_continue = match AssertUnwindSafe(self.turn()).catch_unwind().await {
+                Ok(may_continue) => may_continue,
+                Err(panic) => {
+                    self.end_panicked_turn(panic.as_ref());
+                    false
+                }
+            };
             {
                 let mut driver = lock(&self.driver);
                 let Some(running) = driver.running.as_mut() else {

@@ -1,7 +1,7 @@
 //! The agent's inbox: two ordered queues, every change logged first as
 //! `agent/inbox/spliced` so a resumed agent gets its pending messages back.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use dsh_llm::Message;
@@ -120,17 +120,23 @@ impl Inbox {
         ) else {
             return Err("invalid inbox splice".to_owned());
         };
-        let mut candidate: Vec<&Message> = before.iter().collect();
-        candidate.extend(splice.inserted.iter());
-        candidate.extend(after.iter());
-        let other = match splice.target {
-            InboxTarget::NextTurn => &self.next_step,
-            InboxTarget::NextStep => &self.next_turn,
+        let (other_target, other) = match splice.target {
+            InboxTarget::NextTurn => (InboxTarget::NextStep, &self.next_step),
+            InboxTarget::NextStep => (InboxTarget::NextTurn, &self.next_turn),
         };
-        let mut ids = HashSet::new();
-        for message in candidate.into_iter().chain(other.iter()) {
-            if !ids.insert(message.id.as_str()) {
-                return Err(format!("message \"{}\" is already pending", message.id));
+        // What stays pending first, then what is inserted, so a duplicate names the queue
+        // its id already waits in.
+        let staying = before.iter().chain(after).map(|m| (m, splice.target));
+        let others = other.iter().map(|m| (m, other_target));
+        let inserted = splice.inserted.iter().map(|m| (m, splice.target));
+        let mut pending: HashMap<&str, InboxTarget> = HashMap::new();
+        for (message, queue) in staying.chain(others).chain(inserted) {
+            if let Some(waiting) = pending.insert(message.id.as_str(), queue) {
+                return Err(format!(
+                    "message \"{}\" is already pending in the {} queue",
+                    message.id,
+                    waiting.as_str()
+                ));
             }
         }
         Ok(())

@@ -1,5 +1,6 @@
 //! What an agent is created with, and the small vocabulary of its state.
 
+use dsh_session::json::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 
 /// An agent's model route and output cap (dsh's `AgentOptions`). The route is the seed of
@@ -31,7 +32,7 @@ impl AgentOptions {
     /// Refuses an output cap of zero (dsh: a positive safe integer).
     pub(crate) fn check(&self) -> Result<(), String> {
         match self.max_tokens {
-            Some(cap) if cap == 0 || cap > 9_007_199_254_740_991 => {
+            Some(cap) if cap == 0 || cap > MAX_SAFE_INTEGER => {
                 Err("agent maxTokens must be a positive safe integer".to_owned())
             }
             _ => Ok(()),

@@ -3,15 +3,16 @@
 //! and `llm/retry-started` (after it) so the log explains every delay. Without this row a
 //! failed request ends the turn at once, as in dsh.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Next, Plugin};
 use dsh_llm::retry::{
-    LlmRetry, LlmRetryStarted, RetryRecord, RetryRecorder, SessionRecorder, next_delay_ms,
+    LLM_RETRY, LlmRetry, RetryRecord, RetryRecorder, RetryScope, SessionRecorder,
 };
 use dsh_llm::{LLM, RetryPolicy};
+use dsh_session::LiveSession;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::events::{AgentRequestError, RequestErrorAction, RequestErrorArgs};
 
@@ -29,9 +30,6 @@ pub struct LlmRetryPlugin;
 
 type Outcome = Result<Option<RequestErrorAction>, BoxError>;
 
-/// The retry chain of each agent's current step: `(turn, step)` and its id.
-type Chains = Arc<Mutex<HashMap<String, ((u64, u64), String)>>>;
-
 impl Plugin for LlmRetryPlugin {
     type Config = LlmRetryConfig;
 
@@ -41,17 +39,15 @@ impl Plugin for LlmRetryPlugin {
 
     async fn apply(&self, ctx: Context, _config: LlmRetryConfig) -> Result<(), BoxError> {
         let llm = ctx.require(&LLM)?;
-        let chains: Chains = Arc::default();
         ctx.on::<AgentRequestError>(
             move |args: RequestErrorArgs, next: Next<RequestErrorArgs, Outcome>| {
                 let policy = args
                     .retry_policy
                     .clone()
                     .or_else(|| llm.retry_policy(&args.provider).ok());
-                let chains = Arc::clone(&chains);
                 async move {
                     match policy {
-                        Some(policy) => retry(args, next, &policy, &chains).await,
+                        Some(policy) => retry(args, next, &policy).await,
                         None => next.run(args).await,
                     }
                 }
@@ -61,61 +57,68 @@ impl Plugin for LlmRetryPlugin {
     }
 }
 
+/// Plans, records and waits out one retry with `dsh-llm`'s retry pieces (the same rule
+/// [`dsh_llm::retry::Retrying`] applies).
 async fn retry(
     args: RequestErrorArgs,
     next: Next<RequestErrorArgs, Outcome>,
     policy: &RetryPolicy,
-    chains: &Chains,
 ) -> Outcome {
     let retry = args.retries + 1;
-    let Some(delay_ms) = next_delay_ms(policy, retry, &args.failure, fastrand::f64()) else {
+    let scope = RetryScope {
+        turn: args.turn,
+        step: args.step,
+    };
+    let session = Arc::clone(args.agent.session());
+    let planned = LlmRetry::plan(
+        policy,
+        scope,
+        &args.provider,
+        retry,
+        args.failure.clone(),
+        fastrand::f64(),
+        || chain_id(&session, scope, retry),
+    );
+    let Some(scheduled) = planned else {
         return next.run(args).await;
     };
     if args.signal.is_cancelled() {
         return Ok(None);
     }
-    let retry_id = chain_id(chains, args.agent.id(), (args.turn, args.step), retry);
-    let scheduled = RetryRecord::Retry(LlmRetry {
-        retry_id: retry_id.clone(),
-        turn: args.turn,
-        step: args.step,
-        provider: args.provider.clone(),
-        mode: policy.mode_name().to_owned(),
-        policy_key: policy.policy_key(),
-        retry,
-        max_retries: policy.max_retries(),
-        delay_ms,
-        failure: args.failure.clone(),
-    });
-    record(&args, &scheduled)?;
-    let delay = std::time::Duration::try_from_secs_f64(delay_ms / 1000.0).unwrap_or_default();
-    tokio::select! {
-        () = args.signal.cancelled() => return Ok(None),
-        () = tokio::time::sleep(delay) => {}
+    let recorder = SessionRecorder::new(session);
+    recorder.record(&RetryRecord::Retry(scheduled.clone()))?;
+    if !scheduled.wait(&args.signal).await {
+        return Ok(None);
     }
-    let started = RetryRecord::Started(LlmRetryStarted {
-        retry_id,
-        turn: args.turn,
-        step: args.step,
-        retry,
-    });
-    record(&args, &started)?;
+    recorder.record(&RetryRecord::Started(scheduled.started()))?;
     Ok(Some(RequestErrorAction::Retry))
 }
 
-/// The id of the step's retry chain: a new one at its first retry.
-fn chain_id(chains: &Chains, agent: &str, position: (u64, u64), retry: u64) -> String {
-    let mut chains = chains.lock().unwrap_or_else(PoisonError::into_inner);
-    match chains.get(agent) {
-        Some((at, id)) if *at == position && retry > 1 => id.clone(),
-        _ => {
-            let id = dsh_session::store::random_uuid();
-            chains.insert(agent.to_owned(), (position, id.clone()));
-            id
-        }
-    }
-}
-
-fn record(args: &RequestErrorArgs, record: &RetryRecord) -> Result<(), BoxError> {
-    SessionRecorder::new(Arc::clone(args.agent.session())).record(record)
+/// The id of the step's retry chain: a new one at its first retry, else the id of the
+/// step's last `llm/retry` (read back from the log, as dsh reads its retry history there, so
+/// no state outlives the step).
+fn chain_id(session: &LiveSession, scope: RetryScope, retry: u64) -> String {
+    let previous = (retry > 1)
+        .then(|| {
+            session.with(|log| {
+                log.events()
+                    .iter()
+                    .rev()
+                    .take_while(|event| event.kind != "step/start" && event.kind != "turn/start")
+                    .find(|event| {
+                        event.kind == LLM_RETRY
+                            && event.data.get("turn").and_then(Value::as_u64) == Some(scope.turn)
+                            && event.data.get("step").and_then(Value::as_u64) == Some(scope.step)
+                    })
+                    .and_then(|event| {
+                        event
+                            .data
+                            .get("retryId")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    })
+            })
+        })
+        .flatten();
+    previous.unwrap_or_else(dsh_session::store::random_uuid)
 }

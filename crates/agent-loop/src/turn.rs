@@ -1,13 +1,15 @@
 //! One turn: `turn/start`, steps while the model works or messages steer it, `turn/end`
 //! with the reason.
 
+use std::any::Any;
 use std::sync::Arc;
 
-use dsh_kernel::error_chain;
+use dsh_kernel::{error_chain, panic_message};
 use dsh_llm::{LlmFailure, Message};
 use dsh_session::SurfaceIntent;
+use dsh_session::repair::interrupted_turn_closers;
 use dsh_system_prompt::{AssembleContext, PromptAssembly, render_context_sections};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::agent::Agent;
 use crate::cause::Abort;
@@ -71,6 +73,61 @@ impl Agent {
             return false;
         }
         may_continue
+    }
+
+    /// After a panic inside a turn: closes the turn it left open as crash recovery would (an
+    /// error `tool/result` for each unanswered call, `step/end` for an open step), then logs
+    /// `turn/end` with an `UNKNOWN` error naming the panic instead of `interrupted`, and
+    /// reports it on `agent/error`, so the log stays well formed and says what happened.
+    pub(crate) fn end_panicked_turn(&self, panic: &(dyn Any + Send)) {
+        let what = panic_message(panic);
+        let (running_turn, step) = self
+            .with_running(|running| (running.turn, running.step))
+            .unwrap_or_default();
+        let closers = self
+            .session()
+            .with(|session| interrupted_turn_closers(session.events()));
+        let Some((end, open)) = closers.split_last() else {
+            // No turn is open: it never started, or its turn/end is logged.
+            tracing::error!(
+                agent = %self.id(),
+                turn = running_turn,
+                "the agent's turn {what}; the driver stops"
+            );
+            return;
+        };
+        let turn = end
+            .data
+            .get("turn")
+            .and_then(Value::as_u64)
+            .unwrap_or(running_turn);
+        let failure = LlmFailure::unknown(format!("turn {turn} {what}"));
+        tracing::error!(agent = %self.id(), turn, "{}; the driver stops", failure.message);
+        for closer in open {
+            let intent = SurfaceIntent {
+                op: closer.surface_op,
+                source_event_seqs: closer.source_event_seqs.clone(),
+            };
+            let data = closer.data.clone().into_value();
+            if let Err(error) = self.session().append(&closer.kind, data, intent) {
+                tracing::error!(
+                    agent = %self.id(),
+                    turn,
+                    "closing the panicked turn failed at {}: {error}",
+                    closer.kind
+                );
+                return;
+            }
+        }
+        self.report_error(turn, step, failure.clone());
+        let reason = TurnEndReason::Error { error: failure };
+        let data = json!({"turn": turn, "reason": reason});
+        if let Err(error) = self
+            .session()
+            .append("turn/end", data, SurfaceIntent::default())
+        {
+            tracing::error!(agent = %self.id(), turn, "logging the panicked turn's end failed: {error}");
+        }
     }
 
     /// The steps of one turn. `Ok(true)`: the turn ran to its natural end, and queued

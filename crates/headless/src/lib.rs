@@ -17,6 +17,7 @@
 mod args;
 mod runner;
 mod startup;
+mod stream;
 
 pub use args::{HeadlessArgs, OutputFormat, Parsed, TASK_REQUIRED, parse};
 pub use runner::{HeadlessRunnerPlugin, RUNNER_PLUGIN_NAME, RunnerConfig};

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::args::{HeadlessArgs, OutputFormat};
 use crate::startup::HEADLESS_STARTUP;
+use crate::stream::{Lines, line_writer};
 
 /// The plugin's name in rows.
 pub const RUNNER_PLUGIN_NAME: &str = "dsh-headless";
@@ -103,11 +104,18 @@ async fn run(ctx: &Context, task: &str, flags: &HeadlessArgs) -> Result<i32, Box
             say(&format!("dsh: log {}", location.path.display()));
         }
     }
-    if flags.output == OutputFormat::StreamJson {
-        stream_events(ctx, &agent)?;
-    }
+    let streamed = if flags.output == OutputFormat::StreamJson {
+        Some(stream_events(ctx, &agent)?)
+    } else {
+        None
+    };
     let message = Message::user(vec![ContentBlock::text(task)], MessageSource::User);
-    let summary = agent.run_turn(message).await?;
+    let outcome = agent.run_turn(message).await;
+    // Every event line is out before the result line, or before the error and the exit.
+    if let Some(lines) = streamed {
+        lines.close().await;
+    }
+    let summary = outcome?;
     report(&summary, agent.id(), flags.output);
     // dsh's contract: 0 only when the turn completed.
     Ok(if summary.completed() { 0 } else { 1 })
@@ -119,18 +127,25 @@ fn say(line: &str) {
 }
 
 /// `--output stream-json`: every event of the session, one JSON line each, as it is logged.
-fn stream_events(ctx: &Context, agent: &Arc<Agent>) -> Result<(), BoxError> {
+/// The listener only queues the line (it runs under the session's publishing order, so it
+/// must not wait for a slow reader); a task of the plugin writes the queue to stdout. A
+/// reader that went away does not stop the agent; the exit code still tells.
+fn stream_events(ctx: &Context, agent: &Arc<Agent>) -> Result<Lines, BoxError> {
+    let (lines, writer) = line_writer(tokio::io::stdout());
+    ctx.spawn(writer)?;
     let id = agent.id().to_owned();
+    let queue = lines.clone();
     ctx.on::<SessionEventAppended>(move |notice: &EventNotice| -> Result<(), BoxError> {
         if notice.session.id() == id {
-            let line = dsh_session::json::to_js_string(&*notice.event);
-            let mut out = std::io::stdout().lock();
-            // A reader that went away does not stop the agent; the exit code still tells.
-            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+            queue.send(dsh_session::json::to_js_string(&*notice.event));
         }
         Ok(())
     })?;
-    Ok(())
+    // Unloading (a signal) drains what is queued before the writer is stopped; effects are
+    // undone last first, so this runs before the task is aborted.
+    let closing = lines.clone();
+    ctx.effect_async(move || async move { closing.close().await })?;
+    Ok(lines)
 }
 
 fn report(summary: &TurnSummary, session_id: &str, output: OutputFormat) {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use dsh_kernel::error_chain;
 use dsh_llm::{
     AdapterStream, GenerateOptions, LlmAdapter, LlmFailure, ModelInfo, ProviderInfo, Purpose,
     ReasoningInfo, RetryPolicy, StreamChunk, async_trait, codes, usable_api_key, user_agent,
@@ -38,7 +39,6 @@ pub struct DeepSeekAdapter {
     client: LazyClient,
     config: DeepSeekConfig,
     env: EnvLookup,
-    user_id: Option<String>,
     retry_policy: RetryPolicy,
 }
 
@@ -46,7 +46,6 @@ impl fmt::Debug for DeepSeekAdapter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeepSeekAdapter")
             .field("config", &self.config)
-            .field("user_id", &self.user_id)
             .finish_non_exhaustive()
     }
 }
@@ -63,7 +62,6 @@ impl DeepSeekAdapter {
             client: LazyClient::prewarmed(),
             config,
             env: Arc::new(|name: &str| std::env::var(name).ok()),
-            user_id: None,
             retry_policy,
         })
     }
@@ -75,13 +73,6 @@ impl DeepSeekAdapter {
         env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.env = Arc::new(env);
-        self
-    }
-
-    /// Sends `x-deepseek-harness-user-id: <id>` (dsh's anonymous user id).
-    #[must_use]
-    pub fn with_user_id(mut self, id: impl Into<String>) -> Self {
-        self.user_id = Some(id.into());
         self
     }
 
@@ -143,12 +134,6 @@ impl DeepSeekAdapter {
             USER_AGENT,
             HeaderValue::from_str(&user_agent()).map_err(|_| invalid("user-agent"))?,
         );
-        if let Some(id) = &self.user_id {
-            headers.insert(
-                "x-deepseek-harness-user-id",
-                HeaderValue::from_str(id).map_err(|_| invalid("x-deepseek-harness-user-id"))?,
-            );
-        }
         if let Some(session) = &options.session_id {
             headers.insert(
                 "x-deepseek-harness-session-id",
@@ -191,6 +176,16 @@ fn timeout_failure(idle: Duration) -> LlmFailure {
         codes::TIMEOUT,
         format!("DeepSeek stream idle timeout after {}ms", idle.as_millis()),
     )
+}
+
+/// A `TRANSPORT` failure: `what` and the cause chain of `error` (`…: error sending request:
+/// client error (Connect): tcp connect error: Connection refused (os error 111)`).
+///
+/// The URL is taken out of `error` (`what` names the base URL already). The API key cannot
+/// appear: it travels only in the `authorization` header, which no transport error prints.
+fn transport_failure(what: &str, error: reqwest::Error) -> LlmFailure {
+    let error = error.without_url();
+    LlmFailure::new(codes::TRANSPORT, format!("{what}: {}", error_chain(&error)))
 }
 
 fn aborted() -> LlmFailure {
@@ -264,11 +259,7 @@ impl LlmAdapter for DeepSeekAdapter {
         let response = guarded(request.send(), &signal, Instant::now() + idle, idle)
             .await?
             .map_err(|error| {
-                tracing::debug!(error = %error, "DeepSeek request failed");
-                LlmFailure::new(
-                    codes::TRANSPORT,
-                    format!("DeepSeek API request to {base_url} failed"),
-                )
+                transport_failure(&format!("DeepSeek API request to {base_url} failed"), error)
             })?;
         let status = response.status();
         if !status.is_success() {
@@ -342,9 +333,8 @@ impl Reader {
                     return self.fail(failure);
                 }
                 Ok(Some(Err(error))) => {
-                    tracing::debug!(error = %error, "DeepSeek stream failed");
-                    let message = format!("DeepSeek API stream from {} failed", self.base_url);
-                    return self.fail(LlmFailure::new(codes::TRANSPORT, message));
+                    let what = format!("DeepSeek API stream from {} failed", self.base_url);
+                    return self.fail(transport_failure(&what, error));
                 }
                 Ok(Some(Ok(bytes))) => bytes,
             };
@@ -353,15 +343,19 @@ impl Reader {
             if !self.items.is_empty() {
                 deadline = Instant::now() + self.idle;
             }
-            let mut out = Vec::new();
-            for item in std::mem::take(&mut self.items) {
+            // `chunks` is empty here (all were yielded above): the translator appends to its
+            // buffer as a `Vec`, and both conversions keep the buffer without copying.
+            let mut out = Vec::from(std::mem::take(&mut self.chunks));
+            let mut failed = None;
+            for item in self.items.drain(..) {
                 match item {
                     SseItem::Comment => {}
                     SseItem::Data(payload) => {
                         if let Some(translator) = self.translator.as_mut()
                             && let Err(failure) = translator.push(&payload, &mut out)
                         {
-                            return self.fail(failure);
+                            failed = Some(failure);
+                            break;
                         }
                     }
                     SseItem::Done => {
@@ -372,7 +366,10 @@ impl Reader {
                     }
                 }
             }
-            self.chunks.extend(out);
+            if let Some(failure) = failed {
+                return self.fail(failure);
+            }
+            self.chunks = VecDeque::from(out);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! [`GenerateOptions`] to DeepSeek's chat-completions request body (dsh's `src/serialize.ts`,
 //! text-only path).
 
+use dsh_llm::content::content_has_image;
 use dsh_llm::{ContentBlock, GenerateOptions, LlmFailure, Message, Purpose, Role, codes};
 use serde_json::{Map, Value, json};
 
@@ -66,14 +67,7 @@ fn flatten_text(blocks: &[ContentBlock]) -> String {
 }
 
 fn assert_text_only(blocks: &[ContentBlock]) -> Result<(), LlmFailure> {
-    let has_image = blocks.iter().any(|block| match block {
-        ContentBlock::Image { .. } => true,
-        ContentBlock::ToolResult { content, .. } => content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::Image { .. })),
-        _ => false,
-    });
-    if has_image {
+    if content_has_image(blocks) {
         return Err(LlmFailure::new(
             codes::UNSUPPORTED_CONTENT,
             "The DeepSeek chat-completions adapter does not support image content.",

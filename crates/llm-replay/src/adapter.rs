@@ -1,4 +1,4 @@
-//! The adapter: the n-th request of a session gets the n-th recorded step.
+//! The adapter: the n-th request of a session gets the n-th recorded model call.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -91,7 +91,12 @@ impl LlmAdapter for ReplayAdapter {
             ));
         };
         cursor.next += 1;
-        cursor.pending_calls = step.tool_call_ids();
+        // A failed call's tool calls never ran: the retry (or the next turn) carries no result.
+        cursor.pending_calls = if step.failed() {
+            Vec::new()
+        } else {
+            step.tool_call_ids()
+        };
         let chunks: Vec<_> = step.chunks.iter().cloned().map(Ok).collect();
         Ok(adapter_stream_of(chunks))
     }

@@ -2,12 +2,17 @@
 
 use std::path::Path;
 
+use dsh_llm::retry::LLM_RETRY;
 use dsh_llm::{ContentBlock, StreamChunk};
 use dsh_persistence_jsonl::Compression;
 use dsh_persistence_jsonl::decode::decode_log;
 use dsh_session::SessionEvent;
+use dsh_session::vocab::CoreEvent;
 
-/// One recorded model call: the chunks the model streamed for one `(turn, step)`.
+/// One recorded model call: the chunks the model streamed for one attempt of a `(turn, step)`.
+///
+/// A step that was retried holds one attempt per request: the failed ones (each ending in an
+/// `error` finish) and the last one, each a [`RecordedStep`] of the same `(turn, step)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedStep {
     /// The turn.
@@ -37,6 +42,16 @@ impl RecordedStep {
         }
         ids
     }
+
+    /// Whether the call failed: its finish is an `error` or `aborted` one, so the tool calls
+    /// it streamed were never run.
+    pub fn failed(&self) -> bool {
+        self.chunks.iter().any(|chunk| {
+            chunk
+                .finish_reason()
+                .is_some_and(|reason| reason.failure().is_some())
+        })
+    }
 }
 
 /// The model steps of a session, in the order they were recorded.
@@ -47,41 +62,39 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Groups the `assistant/chunk` events of `events` by `(turn, step)`.
+    /// Groups the `assistant/chunk` events of `events` into model calls: consecutive chunks of
+    /// one `(turn, step)`, where a `finish` chunk or an `llm/retry` event ends a call, so each
+    /// attempt of a retried step is a call of its own.
     pub fn from_events(events: &[SessionEvent]) -> Result<Self, String> {
         let mut steps: Vec<RecordedStep> = Vec::new();
-        for event in events
-            .iter()
-            .filter(|event| event.kind == "assistant/chunk")
-        {
-            let number = |key: &str| {
-                event
-                    .data
-                    .get(key)
-                    .and_then(serde_json::Value::as_u64)
-                    .ok_or_else(|| {
-                        format!(
-                            "assistant/chunk at seq {} has no numeric `{key}`",
-                            event.seq
-                        )
-                    })
+        // Whether the last call is over, so the next chunk starts another one.
+        let mut ended = true;
+        for event in events {
+            if event.kind == LLM_RETRY {
+                ended = true;
+                continue;
+            }
+            if event.kind != "assistant/chunk" {
+                continue;
+            }
+            let Some(CoreEvent::AssistantChunk { turn, step, chunk }) = CoreEvent::read(event)
+                .transpose()
+                .map_err(|error| error.to_string())?
+            else {
+                continue;
             };
-            let (turn, step) = (number("turn")?, number("step")?);
-            let chunk = event.data.get("chunk").cloned().unwrap_or_default();
-            let chunk: StreamChunk = serde_json::from_value(chunk).map_err(|error| {
-                format!(
-                    "assistant/chunk at seq {} does not read: {error}",
-                    event.seq
-                )
-            })?;
+            let finish = chunk.finish_reason().is_some();
             match steps.last_mut() {
-                Some(last) if last.turn == turn && last.step == step => last.chunks.push(chunk),
+                Some(last) if !ended && last.turn == turn && last.step == step => {
+                    last.chunks.push(chunk);
+                }
                 _ => steps.push(RecordedStep {
                     turn,
                     step,
                     chunks: vec![chunk],
                 }),
             }
+            ended = finish;
         }
         Ok(Self { steps })
     }

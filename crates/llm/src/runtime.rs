@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use dsh_kernel::{Context, Disposer, ServiceKey};
+use dsh_session::json::MAX_SAFE_INTEGER;
 use futures_util::FutureExt;
 use futures_util::future::{Either, select};
 use futures_util::stream::{self, StreamExt};
@@ -22,9 +23,6 @@ use crate::types::{FinishReason, MessageSource, Role, StreamChunk};
 
 /// The LLM service, `llm` (dsh's `ctx.llm`).
 pub const LLM: ServiceKey<LlmRuntime> = ServiceKey::new("llm");
-
-/// The largest integer JavaScript holds exactly.
-const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
 /// One provider route.
 #[derive(Clone)]

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use dsh_agent_loop::events::{AgentStatusChanged, StatusChange};
 use dsh_agent_loop::{Agent, AgentStatus, CancelCause, InboxTarget};
 use dsh_llm::{ContentBlock, StreamChunk, TokenUsage};
 use dsh_session::{EventNotice, SessionEventAppended};
@@ -262,12 +263,30 @@ async fn a_plain_cancel_drops_a_latched_wake_with_the_inbox() {
         Reply::Chunks(text_reply("C reply")),
     ])
     .await;
+    // Hold the aborted turn's driver as it announces going idle until B has been sent and
+    // cancelled, so B meets a running activity (a latched wake), never an idle agent that
+    // would start a turn for it.
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let held = std::sync::Mutex::new(held);
+    h.ctx
+        .on::<AgentStatusChanged>(move |change: &StatusChange| {
+            if change.status == AgentStatus::Idle {
+                // A dropped sender lets this and every later change through at once.
+                let _ = held
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(std::time::Duration::from_secs(10));
+            }
+            Ok::<(), dsh_kernel::BoxError>(())
+        })
+        .unwrap();
     let agent = h.agent().await;
     agent.followup(user("active")).unwrap();
     h.adapter.wait_hung().await;
     agent.cancel_keep_inbox(CancelCause::User);
     agent.followup(user("B")).unwrap();
     agent.cancel(CancelCause::User);
+    drop(release);
     idle(&agent).await;
     assert_eq!(user_texts(&agent), ["active"]);
     assert_eq!(h.adapter.request_count(), 1);

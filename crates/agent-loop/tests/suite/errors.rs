@@ -402,3 +402,160 @@ async fn a_failing_recovery_listener_ends_the_turn_with_an_error() {
     assert_well_formed(&agent);
     h.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_inside_a_turn_ends_it_with_an_error_naming_the_panic() {
+    use dsh_agent_loop::events::{AgentRequest, RequestProposal};
+    type Config = Result<dsh_llm::LlmCallConfig, BoxError>;
+
+    let h = Harness::new(vec![Reply::Chunks(text_reply("after the panic"))]).await;
+    let errors = record_errors(&h);
+    let requests = Arc::new(AtomicUsize::new(0));
+    h.ctx
+        .on::<AgentRequest>(
+            move |proposal: RequestProposal, next: Next<RequestProposal, Config>| {
+                let first = requests.fetch_add(1, Ordering::SeqCst) == 0;
+                async move {
+                    if first {
+                        panic!("boom in the request listener");
+                    }
+                    next.run(proposal).await
+                }
+            },
+        )
+        .unwrap();
+    let agent = h.agent().await;
+    agent.followup(user("go")).unwrap();
+    idle(&agent).await;
+
+    let message = "turn 1 panicked: boom in the request listener";
+    assert_eq!(
+        turn_ends(&agent),
+        [json!({"kind": "error", "error": {"message": message, "code": "UNKNOWN"}})]
+    );
+    let all = kinds(&agent);
+    assert_eq!(
+        all[all.len() - 4..],
+        ["step/start", "user/message", "step/end", "turn/end"],
+        "the open step is closed before the turn ends"
+    );
+    assert_eq!(
+        *errors.lock().unwrap(),
+        [(1, 1, LlmFailure::unknown(message))]
+    );
+    assert_eq!(h.adapter.request_count(), 0);
+    assert_well_formed(&agent);
+
+    // The driver went idle cleanly: the next message runs the next turn.
+    agent.followup(user("again")).unwrap();
+    idle(&agent).await;
+    assert_eq!(turn_ends(&agent)[1], json!({"kind": "completed"}));
+    assert_eq!(h.adapter.request_count(), 1);
+    assert_well_formed(&agent);
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_during_a_tool_call_answers_the_call_before_the_turn_ends() {
+    use dsh_tools::{PreToolDecision, ToolError, ToolExecution, ToolsPreExecute};
+
+    use super::support::{echo_tool, tool_reply};
+
+    let h = Harness::new(vec![Reply::Chunks(tool_reply(
+        None,
+        &[("c1", "echo", json!({"text": "x"}))],
+    ))])
+    .await;
+    h.tool(echo_tool());
+    h.ctx
+        .on::<ToolsPreExecute>(
+            |_exec: ToolExecution,
+             _next: Next<ToolExecution, Result<PreToolDecision, ToolError>>| async {
+                panic!("pre-execute boom")
+            },
+        )
+        .unwrap();
+    let agent = h.agent().await;
+    agent.followup(user("go")).unwrap();
+    idle(&agent).await;
+
+    assert_eq!(
+        turn_ends(&agent),
+        [json!({"kind": "error", "error": {
+            "message": "turn 1 panicked: pre-execute boom", "code": "UNKNOWN"}})]
+    );
+    let all = kinds(&agent);
+    assert_eq!(
+        all[all.len() - 5..],
+        [
+            "assistant/message",
+            "tool/call",
+            "tool/result",
+            "step/end",
+            "turn/end"
+        ]
+    );
+    let result = &events_of(&agent, "tool/result")[0];
+    assert_eq!(result.data["error"]["code"], "TOOL_OUTCOME_UNKNOWN");
+    assert_eq!(
+        result.source_event_seqs,
+        Some(vec![events_of(&agent, "tool/call")[0].seq])
+    );
+    assert_well_formed(&agent);
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_step_starts_its_own_retry_chain() {
+    let h = Harness::with(
+        fast_retries(),
+        vec![
+            Reply::Chunks(error_reply("SERVER")),
+            Reply::Chunks(error_reply("SERVER")),
+            Reply::Chunks(text_reply("first")),
+            Reply::Chunks(error_reply("SERVER")),
+            Reply::Chunks(text_reply("second")),
+        ],
+    )
+    .await;
+    let agent = h.agent().await;
+    agent.followup(user("one")).unwrap();
+    idle(&agent).await;
+    agent.followup(user("two")).unwrap();
+    idle(&agent).await;
+
+    let retries = events_of(&agent, "llm/retry");
+    let chains: Vec<(u64, u64, Value)> = retries
+        .iter()
+        .map(|event| {
+            (
+                event.data["turn"].as_u64().unwrap(),
+                event.data["retry"].as_u64().unwrap(),
+                event.data["retryId"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(chains.len(), 3);
+    assert_eq!((chains[0].0, chains[0].1), (1, 1));
+    assert_eq!((chains[1].0, chains[1].1), (1, 2));
+    assert_eq!((chains[2].0, chains[2].1), (2, 1));
+    assert_eq!(chains[0].2, chains[1].2, "one chain per step");
+    assert_ne!(chains[1].2, chains[2].2, "a new step starts a new chain");
+    let started: Vec<Value> = events_of(&agent, "llm/retry-started")
+        .iter()
+        .map(|event| event.data["retryId"].clone())
+        .collect();
+    assert_eq!(
+        started,
+        chains
+            .iter()
+            .map(|chain| chain.2.clone())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        turn_ends(&agent),
+        [json!({"kind": "completed"}), json!({"kind": "completed"})]
+    );
+    assert_well_formed(&agent);
+    h.shutdown().await;
+}

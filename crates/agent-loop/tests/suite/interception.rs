@@ -8,7 +8,7 @@ use dsh_agent_loop::events::{
     AgentInboxClaimed, AgentInboxInserted, AgentPreStep, AgentRequest, AgentSessionStart,
     InboxClaim, InboxNotice, PreStep, PreStepDecision, RequestProposal, SessionStart,
 };
-use dsh_agent_loop::{CreateAgentOptions, SessionStartSource};
+use dsh_agent_loop::{AgentError, CreateAgentOptions, SessionStartSource};
 use dsh_kernel::{BoxError, Next};
 use dsh_llm::{ContentBlock, LlmCallConfig};
 use pretty_assertions::assert_eq;
@@ -337,7 +337,58 @@ async fn inbox_notifications_report_inserted_and_claimed_messages() {
     // A message id may be pending only once.
     let twice = user("twice");
     agent.inject(twice.clone()).unwrap();
-    assert!(agent.inject(twice).is_err());
+    let refused = agent.inject(twice.clone()).unwrap_err();
+    assert!(matches!(refused, AgentError::Invalid(_)), "{refused:?}");
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "agent \"{}\": message \"{}\" is already pending in the next-step queue",
+            agent.id(),
+            twice.id
+        )
+    );
+    // The other queue is checked too, and named.
+    let refused = agent.followup(twice.clone()).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "agent \"{}\": message \"{}\" is already pending in the next-step queue",
+            agent.id(),
+            twice.id
+        )
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_the_session_refuses_surfaces_the_store_error() {
+    use dsh_session::{EventNotice, SessionEventAppended, StoreError};
+
+    let h = Harness::new(vec![Reply::Chunks(text_reply("ok"))]).await;
+    let agent = h.agent().await;
+    let refusals = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&refusals);
+    let watched = Arc::clone(&agent);
+    h.ctx
+        .on::<SessionEventAppended>(move |notice: &EventNotice| -> Result<(), BoxError> {
+            if notice.event.kind == "turn/start" {
+                // Appending from a listener of the same session is refused by the store.
+                let refused = watched.inject(user("from the listener")).unwrap_err();
+                seen.lock().unwrap().push(refused);
+            }
+            Ok(())
+        })
+        .unwrap();
+    agent.followup(user("go")).unwrap();
+    idle(&agent).await;
+    let refusals = std::mem::take(&mut *refusals.lock().unwrap());
+    assert_eq!(refusals.len(), 1);
+    assert!(
+        matches!(&refusals[0], AgentError::Store(StoreError::Reentrant(id)) if id == agent.id()),
+        "{:?}",
+        refusals[0]
+    );
+    assert_eq!(turn_ends(&agent), [json!({"kind": "completed"})]);
     h.shutdown().await;
 }
 

@@ -3,6 +3,7 @@ use std::time::{Duration, SystemTime};
 use dsh_llm_deepseek::DeepSeekConfig;
 use dsh_llm_deepseek::errors::{http_error_code, retry_after_ms};
 use dsh_test_support::fake_deepseek::{FakeDeepSeek, Reply};
+use dsh_test_support::sse;
 use serde_json::json;
 
 use super::common::{KEY, adapter_for, collect, options};
@@ -53,10 +54,69 @@ async fn missing_key_and_transport() {
     let (_, failure) = collect(&adapter, options("hi")).await;
     let failure = failure.unwrap();
     assert_eq!(failure.code, "TRANSPORT");
-    assert_eq!(
-        failure.message,
-        "DeepSeek API request to http://127.0.0.1:1 failed"
+    assert!(
+        failure.message.starts_with(
+            "DeepSeek API request to http://127.0.0.1:1 failed: error sending request: "
+        ),
+        "{}",
+        failure.message
     );
+    assert!(
+        failure.message.contains("Connection refused"),
+        "the cause chain reaches the OS error: {}",
+        failure.message
+    );
+    assert!(
+        !failure.message.contains("for url"),
+        "the URL is named once: {}",
+        failure.message
+    );
+    assert!(!format!("{failure:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn a_dropped_connection_names_its_cause_and_never_the_key() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    server.push(Reply::disconnect());
+    let adapter = adapter_for(&server, DeepSeekConfig::default());
+    let (chunks, failure) = collect(&adapter, options("hi")).await;
+    assert!(chunks.is_empty());
+    let failure = failure.unwrap();
+    assert_eq!(failure.code, "TRANSPORT");
+    let prefix = format!(
+        "DeepSeek API request to {} failed: error sending request: ",
+        server.base_url()
+    );
+    assert!(failure.message.starts_with(&prefix), "{}", failure.message);
+    assert!(
+        failure.message.len() > prefix.len(),
+        "a cause follows: {}",
+        failure.message
+    );
+    assert!(!format!("{failure:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn a_broken_body_names_its_cause_and_never_the_key() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    server.push(Reply::sse(sse::text_events("hello", 2, None)).cut());
+    let adapter = adapter_for(&server, DeepSeekConfig::default());
+    let (chunks, failure) = collect(&adapter, options("hi")).await;
+    assert!(!chunks.is_empty(), "the events before the cut arrive");
+    let failure = failure.unwrap();
+    assert_eq!(failure.code, "TRANSPORT");
+    let prefix = format!(
+        "DeepSeek API stream from {} failed: error decoding response body: ",
+        server.base_url()
+    );
+    assert!(failure.message.starts_with(&prefix), "{}", failure.message);
+    assert!(
+        failure.message.len() > prefix.len(),
+        "a cause follows: {}",
+        failure.message
+    );
+    assert!(!failure.message.contains("for url"), "{}", failure.message);
+    assert!(!format!("{failure:?}").contains(KEY));
 }
 
 #[test]

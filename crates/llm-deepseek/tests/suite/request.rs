@@ -164,9 +164,26 @@ fn thinking_and_content_rules() {
         }],
         MessageSource::User,
     )];
+    let refused = build_request(&opts, &defaults).unwrap_err();
+    assert_eq!(refused.code, "UNSUPPORTED_CONTENT");
     assert_eq!(
-        build_request(&opts, &defaults).unwrap_err().code,
-        "UNSUPPORTED_CONTENT"
+        refused.message,
+        "The DeepSeek chat-completions adapter does not support image content."
+    );
+    // An image two tool results deep is refused as well.
+    let nested = ContentBlock::ToolResult {
+        tool_call_id: "inner".into(),
+        content: vec![ContentBlock::Image {
+            attachment: json!({}),
+        }],
+        is_error: None,
+    };
+    opts.messages = vec![Message::tool_result("outer", vec![nested], false)];
+    let refused = build_request(&opts, &defaults).unwrap_err();
+    assert_eq!(refused.code, "UNSUPPORTED_CONTENT");
+    assert_eq!(
+        refused.message,
+        "The DeepSeek chat-completions adapter does not support image content."
     );
 }
 
@@ -174,7 +191,7 @@ fn thinking_and_content_rules() {
 async fn recorded_request_body_and_headers() {
     let server = FakeDeepSeek::start().await.unwrap();
     server.push(Reply::sse(sse::text_events("ok", 2, None)));
-    let adapter = adapter_for(&server, DeepSeekConfig::default()).with_user_id("anon-1");
+    let adapter = adapter_for(&server, DeepSeekConfig::default());
     let mut opts = options("hello");
     opts.session_id = Some("sess-1".into());
     opts.purpose = Some(Purpose::Compaction);
@@ -195,7 +212,11 @@ async fn recorded_request_body_and_headers() {
         request.header("x-deepseek-harness-session-id"),
         Some("sess-1")
     );
-    assert_eq!(request.header("x-deepseek-harness-user-id"), Some("anon-1"));
+    assert_eq!(
+        request.header("x-deepseek-harness-user-id"),
+        None,
+        "dsh's anonymous installation id is not part of this port"
+    );
     assert_eq!(request.header("x-deepseek-harness-compact"), Some("1"));
     assert_eq!(
         request.body,

@@ -1,1 +1,2 @@
 mod replay;
+mod retried;

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use dsh_session::json::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -165,7 +166,7 @@ impl RetryPolicy {
                     None => 5,
                     Some(value) => value
                         .as_u64()
-                        .filter(|count| *count <= 9_007_199_254_740_991)
+                        .filter(|count| *count <= MAX_SAFE_INTEGER)
                         .ok_or_else(|| {
                             format!("{path}.maxRetries must be a non-negative safe integer")
                         })?,

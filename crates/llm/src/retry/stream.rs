@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_kernel::BoxError;
+use dsh_session::json::MAX_SAFE_INTEGER;
+use dsh_session::store::random_uuid;
 use dsh_session::{LiveSession, SurfaceIntent};
 use futures_util::future::{Either, select};
 use futures_util::stream::{self, BoxStream, StreamExt};
@@ -69,9 +71,61 @@ pub struct LlmRetryStarted {
     pub retry: u64,
 }
 
+impl LlmRetry {
+    /// Plans retry number `retry` (from 1) of a request to `provider` in `scope` that failed
+    /// with `failure`: the delay is [`next_delay_ms`] under `policy` with jitter `rand`
+    /// (in `[0, 1]`), and `retry_id` names the chain (asked only when the failure is
+    /// retried). `None` when the policy does not retry it.
+    ///
+    /// This is the one planning rule of both [`Retrying`] and the agent loop's retry plugin.
+    pub fn plan(
+        policy: &RetryPolicy,
+        scope: RetryScope,
+        provider: &str,
+        retry: u64,
+        failure: LlmFailure,
+        rand: f64,
+        retry_id: impl FnOnce() -> String,
+    ) -> Option<Self> {
+        let delay_ms = next_delay_ms(policy, retry, &failure, rand)?;
+        Some(Self {
+            retry_id: retry_id(),
+            turn: scope.turn,
+            step: scope.step,
+            provider: provider.to_owned(),
+            mode: policy.mode_name().to_owned(),
+            policy_key: policy.policy_key(),
+            retry,
+            max_retries: policy.max_retries(),
+            delay_ms,
+            failure,
+        })
+    }
+
+    /// Waits out [`LlmRetry::delay_ms`]. `false` when `signal` fired first (then the retry is
+    /// off and nothing more is recorded).
+    pub async fn wait(&self, signal: &CancellationToken) -> bool {
+        let delay = Duration::try_from_secs_f64(self.delay_ms / 1000.0).unwrap_or_default();
+        let sleep = pin!(tokio::time::sleep(delay));
+        let cancelled = pin!(signal.cancelled());
+        matches!(select(sleep, cancelled).await, Either::Left(_))
+    }
+
+    /// The `llm/retry-started` record of this retry, once its wait is over.
+    pub fn started(&self) -> LlmRetryStarted {
+        LlmRetryStarted {
+            retry_id: self.retry_id.clone(),
+            turn: self.turn,
+            step: self.step,
+            retry: self.retry,
+        }
+    }
+}
+
 /// Writes an integral `f64` as an integer, as JavaScript prints it.
 fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    #[allow(clippy::cast_precision_loss)] // 2^53 - 1 is exact as a double
+    const MAX_SAFE: f64 = MAX_SAFE_INTEGER as f64;
     if *value == 0.0 {
         // `-0` prints as `0` in JavaScript, and the session refuses `-0`.
         return serializer.serialize_u64(0);
@@ -368,22 +422,10 @@ where
                     return Some((RetryItem::Retry(retry), self));
                 }
                 Phase::Waiting(retry) => {
-                    let delay =
-                        Duration::try_from_secs_f64(retry.delay_ms / 1000.0).unwrap_or_default();
-                    let waited = {
-                        let sleep = pin!(tokio::time::sleep(delay));
-                        let cancelled = pin!(self.signal.cancelled());
-                        matches!(select(sleep, cancelled).await, Either::Left(_))
-                    };
-                    if !waited {
+                    if !retry.wait(&self.signal).await {
                         return None;
                     }
-                    let started = LlmRetryStarted {
-                        retry_id: retry.retry_id,
-                        turn: retry.turn,
-                        step: retry.step,
-                        retry: retry.retry,
-                    };
+                    let started = retry.started();
                     let record = RetryRecord::Started(started.clone());
                     if let Err(error) = self.recorder.record(&record) {
                         tracing::warn!(
@@ -407,24 +449,18 @@ where
             return None;
         }
         let retry = self.retry + 1;
-        let delay_ms = next_delay_ms(policy, retry, &failure, (self.random)())?;
-        self.retry = retry;
-        let retry_id = self
-            .retry_id
-            .get_or_insert_with(dsh_session::store::random_uuid)
-            .clone();
-        Some(LlmRetry {
-            retry_id,
-            turn: self.scope.turn,
-            step: self.scope.step,
-            provider: self.provider.clone(),
-            mode: policy.mode_name().to_owned(),
-            policy_key: policy.policy_key(),
+        let chain = &mut self.retry_id;
+        let planned = LlmRetry::plan(
+            policy,
+            self.scope,
+            &self.provider,
             retry,
-            max_retries: policy.max_retries(),
-            delay_ms,
             failure,
-        })
+            (self.random)(),
+            || chain.get_or_insert_with(random_uuid).clone(),
+        )?;
+        self.retry = retry;
+        Some(planned)
     }
 }
 
@@ -464,5 +500,93 @@ mod tests {
             dsh_session::json::to_js_string(&RetryRecord::Retry(jittered).data()),
             r#"{"retryId":"r","turn":1,"step":1,"provider":"mock","mode":"normal","policyKey":"k","retry":1,"delayMs":462.5,"failure":{"message":"busy","code":"RATE_LIMIT","status":429}}"#
         );
+    }
+
+    fn policy() -> RetryPolicy {
+        let config = json!({
+            "mode": "normal",
+            "maxRetries": 2,
+            "backoff": {"initialDelayMs": 100, "maxDelayMs": 1000, "jitterRatio": 0},
+        });
+        RetryPolicy::from_config(Some(&config), "test").unwrap_or_default()
+    }
+
+    #[test]
+    fn a_plan_records_the_policy_and_names_its_chain_only_when_retried() {
+        let scope = RetryScope { turn: 3, step: 4 };
+        let busy = LlmFailure::new("SERVER", "busy");
+        let mut asked = 0;
+        let planned = LlmRetry::plan(&policy(), scope, "mock", 2, busy.clone(), 0.5, || {
+            asked += 1;
+            "chain".to_owned()
+        });
+        assert_eq!(
+            planned,
+            Some(LlmRetry {
+                retry_id: "chain".into(),
+                turn: 3,
+                step: 4,
+                provider: "mock".into(),
+                mode: "normal".into(),
+                policy_key: policy().policy_key(),
+                retry: 2,
+                max_retries: Some(2),
+                delay_ms: 200.0,
+                failure: busy.clone(),
+            })
+        );
+        assert_eq!(asked, 1);
+        let started = planned.map(|retry| retry.started());
+        assert_eq!(
+            started,
+            Some(LlmRetryStarted {
+                retry_id: "chain".into(),
+                turn: 3,
+                step: 4,
+                retry: 2,
+            })
+        );
+
+        // Past the budget, or a code the policy does not retry: no plan, no chain id.
+        let mut asked = 0;
+        let mut id = || {
+            asked += 1;
+            String::new()
+        };
+        assert_eq!(
+            LlmRetry::plan(&policy(), scope, "mock", 3, busy, 0.5, &mut id),
+            None
+        );
+        let denied = LlmFailure::new("AUTH", "no");
+        assert_eq!(
+            LlmRetry::plan(&policy(), scope, "mock", 1, denied, 0.5, &mut id),
+            None
+        );
+        assert_eq!(asked, 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_wait_lasts_the_delay_unless_the_signal_fires() {
+        let retry = LlmRetry::plan(
+            &policy(),
+            RetryScope { turn: 1, step: 1 },
+            "mock",
+            1,
+            LlmFailure::new("SERVER", "busy"),
+            0.5,
+            || "r".to_owned(),
+        );
+        let Some(retry) = retry else {
+            panic!("SERVER is retried");
+        };
+        let signal = CancellationToken::new();
+        let before = tokio::time::Instant::now();
+        assert!(retry.wait(&signal).await);
+        assert_eq!(before.elapsed(), Duration::from_millis(100));
+
+        signal.cancel();
+        let before = tokio::time::Instant::now();
+        assert!(!retry.wait(&signal).await);
+        assert_eq!(before.elapsed(), Duration::ZERO);
     }
 }
