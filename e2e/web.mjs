@@ -7,17 +7,22 @@
 //   DSH_E2E_ARTIFACTS       a directory for screenshots (NN-name.png)
 //   DSH_E2E_STORED_SESSION  the stored session's id
 //   CHROMIUM                the browser (default /usr/bin/chromium)
+//   DSH_BIN                 the dsh binary step 8 starts a second server with (default
+//                           target/debug/dsh, or $CARGO_TARGET_DIR/debug/dsh)
 //
-// Steps 1-4 share one new session (each builds on the previous turn count); steps 5, 6 and 7
+// Steps 1-4 share one new session (each builds on the previous turn count); steps 5 to 8
 // are independent and run even when an earlier step failed. Step 7 writes its measurements
-// to perf.json in the artifacts directory. Exit 0 when every step passed.
+// to perf.json in the artifacts directory. Step 8 starts a server of its own that opens the
+// "browser" (a recorder) with a one-time login code. Exit 0 when every step passed.
 
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Milliseconds each wait may take. */
 const WAIT_MS = 15_000;
@@ -57,11 +62,15 @@ function required(name) {
   return value;
 }
 
+/** The repository's root (this file is in e2e/). */
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
 const config = {
   url: required('DSH_WEB_URL'),
   stored: required('DSH_E2E_STORED_SESSION'),
   artifacts: process.env.DSH_E2E_ARTIFACTS || path.join(tmpdir(), 'dsh-web-e2e'),
   chromium: process.env.CHROMIUM || '/usr/bin/chromium',
+  dsh: process.env.DSH_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(REPO, 'target'), 'debug', 'dsh'),
 };
 mkdirSync(config.artifacts, { recursive: true });
 
@@ -416,6 +425,7 @@ async function bannerFor(browser, problems, url, name) {
     assert.ok(text.includes('dsh web'), `${name}: the banner should point to the URL dsh web printed, got ${JSON.stringify(text)}`);
     assert.ok(/new token/i.test(text), `${name}: the banner should say each launch has a new token, got ${JSON.stringify(text)}`);
     assertNoTokenInUrl(page, name);
+    assert.ok(!page.url().includes('login='), `${name}: a login code should have left the address bar, got ${page.url()}`);
     assert.equal(await page.locator('[data-testid="session-item"]').count(), 0, `${name}: no session should be listed`);
     await screenshot(page, name);
     return text;
@@ -435,6 +445,96 @@ async function stepNoToken(browser, problems) {
   while (wrong === token);
   const text = await bannerFor(browser, problems, `${printed.origin}/#token=${wrong}`, 'wrong-token');
   assert.ok(text.includes('wrong token'), `the banner should give the server's reason, got ${JSON.stringify(text)}`);
+}
+
+/** The files named `dsh-web-*.html` (the old launch pages) in the temp and runtime dirs. */
+function launchPages() {
+  const dirs = [tmpdir(), process.env.XDG_RUNTIME_DIR].filter((dir) => dir && existsSync(dir));
+  return dirs.flatMap((dir) => readdirSync(dir).filter((name) => /^dsh-web-.*\.html$/.test(name)).map((name) => path.join(dir, name)));
+}
+
+/**
+ * Starts `dsh web --port 0` with the opener enabled and `$BROWSER` a recorder script;
+ * resolves to the printed URL, what the opener was handed, and a stop function.
+ */
+async function startOpeningServer(dir) {
+  assert.ok(existsSync(config.dsh), `no dsh binary at ${config.dsh} (cargo xtask e2e builds it; or set DSH_BIN)`);
+  const opened = path.join(dir, 'opened');
+  const recorder = path.join(dir, 'browser.sh');
+  writeFileSync(recorder, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`);
+  chmodSync(recorder, 0o755);
+  const home = path.join(dir, 'home');
+  const workspace = path.join(dir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  const env = { ...process.env, DSH_HOME: home, BROWSER: recorder, DEEPSEEK_API_KEY: 'sk-e2e-login', DEEPSEEK_BASE_URL: 'http://127.0.0.1:9' };
+  delete env.SSH_CONNECTION;
+  delete env.SSH_TTY;
+  const child = spawn(config.dsh, ['web', '--port', '0'], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  try {
+    const printed = await until('the second server to print its URL', () => {
+      if (child.exitCode !== null) throw new Error(`dsh web exited (${child.exitCode}): ${stderr.trim()}`);
+      return /^dsh web: (http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64})$/m.exec(stdout)?.[1] ?? false;
+    }, 60_000);
+    const handed = await until('the opener to be run', () => (existsSync(opened) ? readFileSync(opened, 'utf8').trim() : false));
+    return { printed, handed, stop, stdout: () => stdout };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * 8: the browser dsh web opens gets a one-time login code, not the token; opening
+ * `/#login=<code>` signs in, and the same code a second time does not.
+ */
+async function stepLoginCode(browser, problems) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'dsh-e2e-login-'));
+  const pagesBefore = new Set(launchPages());
+  const server = await startOpeningServer(dir);
+  try {
+    const printed = new URL(server.printed);
+    const token = new URLSearchParams(printed.hash.slice(1)).get('token');
+    assert.match(server.handed, new RegExp(`^${escapeRegExp(printed.origin)}/#login=[0-9a-f]{64}$`), `the opener should get ${printed.origin}/#login=<64 hex>`);
+    assert.ok(!server.handed.includes(token), 'the opener must not be handed the token');
+    assert.ok(server.stdout().includes('dsh web: opening the default browser'), 'the server says it opens the browser');
+    const written = launchPages().filter((file) => !pagesBefore.has(file));
+    assert.deepEqual(written, [], 'no launch page is written for the browser');
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      watch(page, 'login page', problems);
+      await page.goto(server.handed);
+      await until('the empty session list of the new server', async () => !(await byTestId(page, 'banner').isVisible())
+        && (await page.locator('#session-list-empty').isVisible()));
+      assert.ok(!page.url().includes('login='), `the code should have left the address bar, got ${page.url()}`);
+      assertNoTokenInUrl(page, 'after signing in with a login code');
+      const stored = await page.evaluate(() => localStorage.getItem('dsh-web-token'));
+      assert.equal(stored, token, 'the page keeps the token the code was traded for');
+      await screenshot(page, 'login-code');
+      // A reload needs no code: the page signs in with the token it stored.
+      await page.reload();
+      await until('the session list after a reload', () => page.locator('#session-list-empty').isVisible());
+      assert.ok(await byTestId(page, 'banner').isHidden(), 'still signed in after a reload');
+    } finally {
+      await context.close();
+    }
+
+    const text = await bannerFor(browser, problems, server.handed, 'login-code-reused');
+    assert.ok(text.includes('login code refused'), `a second use of the code should be refused, got ${JSON.stringify(text)}`);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -667,6 +767,9 @@ async function main() {
     watch(longPage, 'long-session page', problems);
     await run('7 long session', () => stepLongSession(longPage), longPage);
     await longContext.close();
+
+    // Step 8 runs a server of its own, started with the browser opener on.
+    await run('8 login code', () => stepLoginCode(browser, problems));
   } finally {
     await browser.close();
   }

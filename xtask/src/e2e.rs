@@ -58,10 +58,12 @@ pub fn run() -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&artifacts);
     std::fs::create_dir_all(&artifacts)
         .map_err(|error| format!("{}: {error}", artifacts.display()))?;
-    let home = TempHome(std::env::temp_dir().join(format!("dsh-e2e-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&home.0);
-    copy_tree(&root.join(FIXTURE_HOME), &home.0)?;
-    let workspace = home.0.join("workspace");
+    // The home and the workspace side by side: a workspace inside $DSH_HOME is refused.
+    let scratch = TempHome(std::env::temp_dir().join(format!("dsh-e2e-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&scratch.0);
+    let home = scratch.0.join("home");
+    copy_tree(&root.join(FIXTURE_HOME), &home)?;
+    let workspace = scratch.0.join("workspace");
     std::fs::create_dir_all(&workspace)
         .map_err(|error| format!("{}: {error}", workspace.display()))?;
 
@@ -72,7 +74,7 @@ pub fn run() -> Result<(), String> {
     let mut child = Command::new(root.join("target/debug/dsh"))
         .args(["web", "--no-open", "--port", "0"])
         .current_dir(&workspace)
-        .env("DSH_HOME", &home.0)
+        .env("DSH_HOME", &home)
         .env("DEEPSEEK_BASE_URL", &model)
         .env("DEEPSEEK_API_KEY", "sk-e2e")
         .stdout(Stdio::piped())
@@ -99,7 +101,7 @@ pub fn run() -> Result<(), String> {
         .status()
         .map_err(|error| format!("cannot run node: {error}"))?;
     drop(server);
-    drop(home);
+    drop(scratch);
     report(&format!("    artifacts: {}", artifacts.display()));
     if status.success() {
         Ok(())

@@ -6,7 +6,9 @@ mod catalog;
 mod dump;
 mod output;
 mod prepare;
+mod protection;
 mod run;
+mod secrets;
 mod sessions;
 mod subset;
 mod tools;
@@ -55,7 +57,9 @@ fn main() -> ExitCode {
             dsh_bash_sandbox::sandbox_run::sandbox_run_main(argv.get(2..).unwrap_or_default());
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
-    let invocation = match args::parse(argv) {
+    // Descriptors the caller left open (`9>>file`) reach no program dsh starts.
+    dsh_shell::mark_inherited_close_on_exec(3);
+    let invocation = match args::parse(argv.clone()) {
         Ok(invocation) => invocation,
         Err(error) => {
             output::stderr_line(&error.0);
@@ -64,6 +68,14 @@ fn main() -> ExitCode {
     };
     if matches!(invocation, Invocation::Sessions { .. }) {
         huge_pages();
+    }
+    if matches!(
+        invocation,
+        Invocation::Run { .. } | Invocation::Tools { .. }
+    ) {
+        // Before any thread: credentials leave the start-up environment of a process that
+        // runs commands.
+        secrets::hide_credentials();
     }
     let outcome = match invocation {
         Invocation::Print(text) => {

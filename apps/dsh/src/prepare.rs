@@ -24,6 +24,8 @@ pub struct Prepared {
     pub profile: Profile,
     /// The composed rows.
     pub composition: Composition,
+    /// The `--patch` files, absolute.
+    pub patch_files: Vec<PathBuf>,
 }
 
 /// Composes `profile`: its bundles, then (with `user_layers`) its own and the home's
@@ -48,6 +50,7 @@ pub fn prepare(profile: &str, user_layers: bool, patches: &[String]) -> anyhow::
         home,
         profile,
         composition,
+        patch_files,
     })
 }
 

@@ -18,9 +18,11 @@ use dsh_compose::launch::CmdlineArgs;
 use dsh_compose::launch::LOADER;
 use dsh_compose::launch::Loader;
 use dsh_kernel::Kernel;
+use dsh_shell::SANDBOX_PROTECTION;
 
 use crate::builtins;
 use crate::prepare::prepare;
+use crate::protection;
 
 /// How long the plugin tree gets to unload before the process exits anyway.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -31,6 +33,7 @@ const SIGINT_CODE: i32 = 130;
 /// Boots `profile` and waits; returns the process exit code.
 pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Result<i32> {
     let prepared = prepare(profile, true, patches)?;
+    let (protection, _held) = protection::for_launch(&prepared);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -47,6 +50,7 @@ pub fn run(profile: &str, patches: &[String], args: Vec<String>) -> anyhow::Resu
         root.provide(&APP_EXIT, Arc::new(exit))?;
         let loader = Arc::new(Loader::new());
         root.provide(&LOADER, Arc::clone(&loader))?;
+        root.provide(&SANDBOX_PROTECTION, protection)?;
         let launch = Arc::new(LaunchEnv::capture(prepared.home.root().to_path_buf()));
         let registry = builtins::registry();
 

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use dsh_compose::boot;
 use dsh_compose::expr::LaunchEnv;
 use dsh_kernel::{Context, Kernel};
+use dsh_shell::SANDBOX_PROTECTION;
 
 use crate::builtins;
 use crate::prepare::prepare;
+use crate::protection;
 
 /// Composes `profile` with `patches`, keeps the rows whose plugin `keep` accepts, boots them,
 /// runs `work` with the root context and the dsh home, then shuts the kernel down. A boot
@@ -34,6 +36,8 @@ where
             .is_some_and(&keep)
     });
     let kernel = Kernel::new()?;
+    let (protection, _held) = protection::for_launch(&prepared);
+    kernel.root().provide(&SANDBOX_PROTECTION, protection)?;
     let home = prepared.home.root().to_path_buf();
     let launch = Arc::new(LaunchEnv::capture(home.clone()));
     let registry = builtins::registry();

@@ -1,18 +1,20 @@
-//! The backends that confine a command, how each is probed, and the argv each wraps a
-//! command in (dsh's `sandbox-local` provider, with the Landlock runner tried first).
+//! The backends that confine a command, how each is found and probed, and the argv each
+//! wraps a command in (dsh's `sandbox-local` provider, with Landlock tried first).
 
 use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dsh_shell::{NetworkPolicy, bash_argv};
-use dsh_shell::{SandboxExecutionPolicy, SandboxMode, ShellError, writable_roots};
-
-use crate::sandbox_run::{
-    LAUNCHER_FAILURE_EXIT, PARTIAL_ENFORCEMENT_LINE, PROBE_PARTIAL_LINE, RUNNER_LINE_PREFIX,
+use dsh_shell::{
+    NetworkPolicy, STATUS_FD_PLACEHOLDER, SandboxExecutionPolicy, SandboxMode, ShellError,
+    WritePlan, bash_argv,
 };
+
+use crate::confine::{Confinement, Enforced, LandlockSupport, probe};
+use crate::sandbox_run::PROBE_PARTIAL_LINE;
 
 /// The argument the `dsh` binary dispatches to the sandbox runner: `dsh __sandbox-run …`.
 pub const SANDBOX_RUN_SUBCOMMAND: &str = "__sandbox-run";
@@ -20,8 +22,10 @@ pub const SANDBOX_RUN_SUBCOMMAND: &str = "__sandbox-run";
 /// The default bound of each functional probe (dsh's `probeTimeoutMs`).
 pub const DEFAULT_PROBE_TIMEOUT_MS: u64 = 5_000;
 
-/// The bubblewrap program looked up on `PATH` by default.
-pub const BWRAP_PROGRAM: &str = "bwrap";
+/// Where bubblewrap is looked for, in order. `PATH` is not searched: a directory on it that
+/// the user (or a confined command) can write could hold a fake that runs commands
+/// unconfined.
+pub const BWRAP_PATHS: [&str; 3] = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
 
 /// How a confining program is launched: `program`, then `prefix_args`, then its own
 /// arguments. For the Landlock runner ([`crate::sandbox_run`]) that is
@@ -65,42 +69,66 @@ impl SandboxRunner {
     }
 }
 
+/// Where Landlock confinements are applied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LaunchStrategy {
+    /// Held on launch threads of this process, built once per distinct confinement, from
+    /// which commands are forked already confined; the runner process only where a
+    /// carve-out needs a user namespace (an unprivileged user with a protected path inside
+    /// a writable root).
+    #[default]
+    Thread,
+    /// Every command through the runner process, which confines itself and execs it.
+    Runner,
+}
+
 /// Where the executor looks for confinement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxOptions {
-    /// The Landlock runner, probed first.
+    /// The Landlock runner.
     pub runner: SandboxRunner,
-    /// How bubblewrap is launched (`bwrap` from `PATH` by default), probed when Landlock is
-    /// unusable; `None` leaves bubblewrap out of the chain.
+    /// How bubblewrap is launched (found by [`trusted_bwrap`] by default), probed when
+    /// Landlock is unusable; `None` leaves bubblewrap out of the chain.
     pub bwrap: Option<SandboxRunner>,
     /// The bound of each functional probe.
     pub probe_timeout: Duration,
+    /// Where Landlock confinements are applied.
+    pub strategy: LaunchStrategy,
 }
 
 impl SandboxOptions {
-    /// `runner` first, then `bwrap` as found on `PATH` now (an absolute path, so a later
-    /// `PATH` entry a confined command could write cannot substitute it), each probe bounded
-    /// by 5 s. Without `bwrap` on `PATH`, the chain has Landlock only.
+    /// `runner`, the trusted bubblewrap if there is one, probes bounded by 5 s, Landlock on
+    /// launch threads.
     pub fn new(runner: SandboxRunner) -> Self {
         Self {
             runner,
-            bwrap: find_on_path(BWRAP_PROGRAM).map(|path| SandboxRunner::new(path, Vec::new())),
+            bwrap: trusted_bwrap().map(|path| SandboxRunner::new(path, Vec::new())),
             probe_timeout: Duration::from_millis(DEFAULT_PROBE_TIMEOUT_MS),
+            strategy: LaunchStrategy::default(),
         }
     }
 }
 
-/// The first executable file named `name` in a directory of `PATH`.
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        })
+/// The first of [`BWRAP_PATHS`] that a user cannot have planted: a regular file owned by
+/// root that neither group nor others may write, in directories owned by root that neither
+/// group nor others may write (symbolic links resolved first).
+pub fn trusted_bwrap() -> Option<PathBuf> {
+    BWRAP_PATHS
+        .iter()
+        .filter_map(|candidate| std::fs::canonicalize(candidate).ok())
+        .find(|path| root_owned_and_locked(path))
+}
+
+/// Whether `path` and every directory above it are owned by root and not writable by group
+/// or others (and `path` is a regular file).
+pub fn root_owned_and_locked(path: &Path) -> bool {
+    let locked = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|meta| meta.uid() == 0 && meta.permissions().mode() & 0o022 == 0)
+    };
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file())
+        && locked(path)
+        && path.ancestors().skip(1).all(locked)
 }
 
 /// How completely a backend enforces the mode.
@@ -120,27 +148,24 @@ impl Enforcement {
             Self::Partial => "partial",
         }
     }
-}
 
-/// When a confined process's outcome means the runner failed and the command never ran
-/// (dsh's `RunnerFailureRule`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunnerFailureRule {
-    /// The exit codes a runner failure can have (empty: any nonzero exit).
-    pub allowed_exit_codes: &'static [i32],
-    /// Case-insensitive substrings of the runner's fatal stderr lines.
-    pub fatal_signatures: &'static [&'static str],
-    /// Whole stderr lines (case-insensitive) that are informational, never fatal.
-    pub informational_lines: &'static [&'static str],
+    pub(crate) const fn of(enforced: Enforced) -> Self {
+        match enforced {
+            Enforced::Full => Self::Full,
+            Enforced::Partial => Self::Partial,
+        }
+    }
 }
 
 /// The backend that confines commands, chosen once per executor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Backend {
-    /// The Landlock runner, fully or partially enforcing.
+    /// Landlock, fully or partially enforcing.
     Landlock {
         /// What the probe reported.
         enforcement: Enforcement,
+        /// The Landlock ABI in effect (4 fences ports, 6 scopes signals).
+        abi: u8,
     },
     /// bubblewrap (always full).
     Bwrap,
@@ -158,32 +183,32 @@ impl Backend {
     /// How completely this backend enforces the mode.
     pub const fn enforcement(self) -> Enforcement {
         match self {
-            Self::Landlock { enforcement } => enforcement,
+            Self::Landlock { enforcement, .. } => enforcement,
             Self::Bwrap => Enforcement::Full,
         }
     }
 
-    /// The case-insensitive stderr substrings of a denied file effect under this backend.
-    pub const fn denial_signatures(self) -> &'static [&'static str] {
+    /// What the kernel's Landlock offers under this backend (`None` for bubblewrap).
+    pub const fn landlock(self) -> Option<LandlockSupport> {
         match self {
-            Self::Landlock { .. } => &["permission denied"],
-            Self::Bwrap => &["read-only file system"],
+            Self::Landlock { enforcement, abi } => Some(LandlockSupport {
+                enforced: match enforcement {
+                    Enforcement::Full => Enforced::Full,
+                    Enforcement::Partial => Enforced::Partial,
+                },
+                abi,
+            }),
+            Self::Bwrap => None,
         }
     }
 
-    /// dsh's runner-failure rule of this backend.
-    pub const fn runner_failure_rule(self) -> RunnerFailureRule {
+    /// The case-insensitive stderr substrings of a denied file effect under this backend:
+    /// Landlock refuses with `EACCES`, a carve-out and bubblewrap's read-only binds with
+    /// `EROFS`.
+    pub const fn denial_signatures(self) -> &'static [&'static str] {
         match self {
-            Self::Landlock { .. } => RunnerFailureRule {
-                allowed_exit_codes: &[LAUNCHER_FAILURE_EXIT],
-                fatal_signatures: &[RUNNER_LINE_PREFIX],
-                informational_lines: &[PARTIAL_ENFORCEMENT_LINE],
-            },
-            Self::Bwrap => RunnerFailureRule {
-                allowed_exit_codes: &[],
-                fatal_signatures: &["bwrap: "],
-                informational_lines: &[],
-            },
+            Self::Landlock { .. } => &["permission denied", "read-only file system"],
+            Self::Bwrap => &["read-only file system"],
         }
     }
 }
@@ -197,7 +222,8 @@ fn path_arg(path: &Path, what: &str) -> Result<String, ShellError> {
     })
 }
 
-fn confined_root(policy: &SandboxExecutionPolicy) -> Result<String, ShellError> {
+/// The workspace root of a confined policy, checked.
+pub(crate) fn confined_root(policy: &SandboxExecutionPolicy) -> Result<String, ShellError> {
     if policy.mode == SandboxMode::DangerFullAccess {
         return Err(ShellError::InvalidRequest(
             "bash-sandbox: danger-full-access has no confinement profile".to_owned(),
@@ -214,8 +240,13 @@ fn confined_root(policy: &SandboxExecutionPolicy) -> Result<String, ShellError> 
 
 /// dsh's bubblewrap profile: `--ro-bind / / --dev /dev --unshare-pid --proc /proc
 /// --die-with-parent`; `workspace-write` adds `--tmpfs /tmp --bind <root> <root>` (an
-/// ephemeral `/tmp`); `network: deny` adds `--unshare-net`.
-pub fn bwrap_profile_args(policy: &SandboxExecutionPolicy) -> Result<Vec<String>, ShellError> {
+/// ephemeral `/tmp`) and `--ro-bind <p> <p>` for each carve-out inside the root; `network:
+/// deny` (or `deny_network`) adds `--unshare-net`.
+pub fn bwrap_profile_args(
+    policy: &SandboxExecutionPolicy,
+    plan: &WritePlan,
+    deny_network: bool,
+) -> Result<Vec<String>, ShellError> {
     let root = confined_root(policy)?;
     let mut args: Vec<String> = [
         "--ro-bind",
@@ -233,60 +264,85 @@ pub fn bwrap_profile_args(policy: &SandboxExecutionPolicy) -> Result<Vec<String>
     if policy.mode == SandboxMode::WorkspaceWrite {
         args.extend(["--tmpfs".to_owned(), "/tmp".to_owned()]);
         args.extend(["--bind".to_owned(), root.clone(), root]);
+        for carve_out in &plan.carve_outs {
+            if carve_out.path.starts_with(&policy.workspace_root) {
+                let path = path_arg(&carve_out.path, "a protected path")?;
+                args.extend(["--ro-bind".to_owned(), path.clone(), path]);
+            }
+        }
     }
-    if policy.network == NetworkPolicy::Deny {
+    if deny_network || policy.network == NetworkPolicy::Deny {
         args.push("--unshare-net".to_owned());
     }
     Ok(args)
 }
 
-/// The Landlock runner's grants: `--ro / --rw /dev/null`, then `--rw <root>` for each
-/// writable root (`workspace-write`: the workspace root, `/tmp` and the OS temp directory,
-/// resolved); `network: deny` adds `--deny-network`.
-pub fn landlock_profile_args(policy: &SandboxExecutionPolicy) -> Result<Vec<String>, ShellError> {
-    confined_root(policy)?;
-    let mut args: Vec<String> = ["--ro", "/", "--rw", "/dev/null"].map(str::to_owned).into();
-    for root in writable_roots(policy).unwrap_or_default() {
-        args.push("--rw".to_owned());
-        args.push(path_arg(&root, "a writable root")?);
+/// The Landlock confinement of `plan`: read everywhere, write `/dev/null` and the plan's
+/// roots, its carve-outs read-only; the network denied when asked; the fenced ports closed
+/// and signals scoped where `support` allows (a fence it cannot apply denies the network
+/// instead).
+pub fn landlock_confinement(
+    policy: &SandboxExecutionPolicy,
+    plan: &WritePlan,
+    support: LandlockSupport,
+    fenced_ports: &[u16],
+) -> Confinement {
+    let mut read_write = vec![PathBuf::from("/dev/null")];
+    read_write.extend(plan.roots.iter().cloned());
+    let fence = support.fences_ports() && !fenced_ports.is_empty();
+    Confinement {
+        read_only: vec![PathBuf::from("/")],
+        read_write,
+        carve_outs: plan
+            .carve_outs
+            .iter()
+            .map(|kept| kept.path.clone())
+            .collect(),
+        deny_network: policy.network == NetworkPolicy::Deny
+            || (!fenced_ports.is_empty() && !support.fences_ports()),
+        fenced_ports: if fence {
+            fenced_ports.to_vec()
+        } else {
+            Vec::new()
+        },
+        scope_signals: support.scopes_signals(),
+        confine_files: true,
     }
-    if policy.network == NetworkPolicy::Deny {
+}
+
+/// The runner's arguments for the file part of `confinement`: `--ro`, `--rw`, `--protect`
+/// per path, `--deny-network`, and `--status-fd` with the status channel's placeholder.
+/// (Port fencing and signal scoping come from the launch thread the runner is forked on.)
+pub fn runner_profile_args(confinement: &Confinement) -> Result<Vec<String>, ShellError> {
+    let mut args = Vec::new();
+    for (flag, paths) in [
+        ("--ro", &confinement.read_only),
+        ("--rw", &confinement.read_write),
+        ("--protect", &confinement.carve_outs),
+    ] {
+        for path in paths {
+            args.push(flag.to_owned());
+            args.push(path_arg(path, "a rule")?);
+        }
+    }
+    if confinement.deny_network {
         args.push("--deny-network".to_owned());
     }
+    args.extend(["--status-fd".to_owned(), STATUS_FD_PLACEHOLDER.to_owned()]);
     Ok(args)
 }
 
-/// The argv that runs `bash -c <command>` confined by `backend`:
-/// `[runner…, profile…, "--", "bash", "-c", command]`.
-pub fn confined_argv(
-    backend: Backend,
-    options: &SandboxOptions,
-    policy: &SandboxExecutionPolicy,
-    command: &str,
-) -> Result<Vec<String>, ShellError> {
-    let mut argv = match backend {
-        Backend::Landlock { .. } => {
-            let mut argv = options.runner.argv_prefix()?;
-            argv.extend(landlock_profile_args(policy)?);
-            argv
-        }
-        Backend::Bwrap => {
-            let mut argv = match &options.bwrap {
-                Some(bwrap) => bwrap.argv_prefix()?,
-                None => vec![BWRAP_PROGRAM.to_owned()],
-            };
-            argv.extend(bwrap_profile_args(policy)?);
-            argv
-        }
-    };
-    argv.push("--".to_owned());
-    argv.extend(bash_argv(command));
-    Ok(argv)
+/// The argv that runs `bash -c <command>` through `prefix` (the runner, or bubblewrap with
+/// its profile): `[prefix…, "--", "bash", "-c", command]`.
+pub fn wrapped_argv(mut prefix: Vec<String>, command: &str) -> Vec<String> {
+    prefix.push("--".to_owned());
+    prefix.extend(bash_argv(command));
+    prefix
 }
 
-/// The Landlock runner's functional probe: `<runner> --probe` must exit 0 within `timeout`;
-/// its stdout tells full from partial enforcement. `None`: unusable.
-pub fn probe_landlock(runner: &SandboxRunner, timeout: Duration) -> Option<Enforcement> {
+/// The runner's functional probe: `<runner> --probe` must exit 0 within `timeout`; its
+/// stdout tells full from partial enforcement. `None`: unusable.
+pub fn probe_runner(runner: &SandboxRunner, timeout: Duration) -> Option<Enforcement> {
     let mut command = Command::new(&runner.program);
     command.args(&runner.prefix_args).arg("--probe");
     let (status, stdout) = run_probe(command, timeout)?;
@@ -308,8 +364,13 @@ pub fn probe_bwrap(bwrap: &SandboxRunner, timeout: Duration) -> bool {
         workspace_root: PathBuf::from("/"),
         session_id: None,
         network: NetworkPolicy::Allow,
+        protected_paths: Vec::new(),
     };
-    let Ok(profile) = bwrap_profile_args(&probe_policy) else {
+    let plan = WritePlan {
+        roots: Vec::new(),
+        carve_outs: Vec::new(),
+    };
+    let Ok(profile) = bwrap_profile_args(&probe_policy, &plan, false) else {
         return false;
     };
     let mut command = Command::new(&bwrap.program);
@@ -320,11 +381,21 @@ pub fn probe_bwrap(bwrap: &SandboxRunner, timeout: Duration) -> bool {
     run_probe(command, timeout).is_some_and(|(status, _)| status.success())
 }
 
-/// Walks the chain: the Landlock runner, then bubblewrap when installed and working.
+/// Walks the chain: Landlock (probed in this process; with [`LaunchStrategy::Runner`] the
+/// runner's own probe must pass too), then bubblewrap when installed and working.
 /// `None`: no backend is usable.
 pub fn select_backend(options: &SandboxOptions) -> Option<Backend> {
-    if let Some(enforcement) = probe_landlock(&options.runner, options.probe_timeout) {
-        return Some(Backend::Landlock { enforcement });
+    if let Ok(support) = probe() {
+        let enforcement = match options.strategy {
+            LaunchStrategy::Thread => Some(Enforcement::of(support.enforced)),
+            LaunchStrategy::Runner => probe_runner(&options.runner, options.probe_timeout),
+        };
+        if let Some(enforcement) = enforcement {
+            return Some(Backend::Landlock {
+                enforcement,
+                abi: support.abi,
+            });
+        }
     }
     let bwrap = options.bwrap.as_ref()?;
     probe_bwrap(bwrap, options.probe_timeout).then_some(Backend::Bwrap)
@@ -372,6 +443,8 @@ fn run_probe(mut command: Command, timeout: Duration) -> Option<(ExitStatus, Str
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use dsh_shell::ProtectedPath;
+
     use super::*;
 
     fn policy(mode: SandboxMode, root: &str, network: NetworkPolicy) -> SandboxExecutionPolicy {
@@ -380,6 +453,7 @@ mod tests {
             workspace_root: PathBuf::from(root),
             session_id: None,
             network,
+            protected_paths: Vec::new(),
         }
     }
 
@@ -387,8 +461,18 @@ mod tests {
         list.iter().map(|item| (*item).to_owned()).collect()
     }
 
+    fn plan(roots: &[&str], carve_outs: &[&str]) -> WritePlan {
+        WritePlan {
+            roots: roots.iter().map(PathBuf::from).collect(),
+            carve_outs: carve_outs
+                .iter()
+                .map(|path| ProtectedPath::new(*path, "test"))
+                .collect(),
+        }
+    }
+
     #[test]
-    fn bwrap_profiles_are_dshs() {
+    fn bwrap_profiles_are_dshs_plus_carve_outs() {
         let base = [
             "--ro-bind",
             "/",
@@ -400,138 +484,135 @@ mod tests {
             "/proc",
             "--die-with-parent",
         ];
+        let none = plan(&[], &[]);
         assert_eq!(
-            bwrap_profile_args(&policy(SandboxMode::ReadOnly, "/w", NetworkPolicy::Allow)).unwrap(),
+            bwrap_profile_args(
+                &policy(SandboxMode::ReadOnly, "/w", NetworkPolicy::Allow),
+                &none,
+                false
+            )
+            .unwrap(),
             strings(&base)
         );
         let mut write = base.to_vec();
-        write.extend(["--tmpfs", "/tmp", "--bind", "/w s", "/w s"]);
+        write.extend([
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            "/w s",
+            "/w s",
+            "--ro-bind",
+            "/w s/.dsh",
+            "/w s/.dsh",
+        ]);
+        let carved = plan(&["/w s"], &["/w s/.dsh", "/tmp/spill"]);
+        let workspace = policy(SandboxMode::WorkspaceWrite, "/w s", NetworkPolicy::Allow);
         assert_eq!(
-            bwrap_profile_args(&policy(
-                SandboxMode::WorkspaceWrite,
-                "/w s",
-                NetworkPolicy::Allow
-            ))
-            .unwrap(),
-            strings(&write)
+            bwrap_profile_args(&workspace, &carved, false).unwrap(),
+            strings(&write),
+            "a carve-out under the fresh /tmp needs no bind"
         );
         write.push("--unshare-net");
         assert_eq!(
-            bwrap_profile_args(&policy(
-                SandboxMode::WorkspaceWrite,
-                "/w s",
-                NetworkPolicy::Deny
-            ))
-            .unwrap(),
+            bwrap_profile_args(&workspace, &carved, true).unwrap(),
             strings(&write)
         );
     }
 
     #[test]
-    fn landlock_profiles_grant_the_writable_roots() {
-        assert_eq!(
-            landlock_profile_args(&policy(SandboxMode::ReadOnly, "/w", NetworkPolicy::Allow))
-                .unwrap(),
-            strings(&["--ro", "/", "--rw", "/dev/null"])
-        );
-        assert_eq!(
-            landlock_profile_args(&policy(SandboxMode::ReadOnly, "/w", NetworkPolicy::Deny))
-                .unwrap(),
-            strings(&["--ro", "/", "--rw", "/dev/null", "--deny-network"])
-        );
-        let write = policy(SandboxMode::WorkspaceWrite, "/w", NetworkPolicy::Allow);
-        let mut expected = strings(&["--ro", "/", "--rw", "/dev/null"]);
-        for root in writable_roots(&write).unwrap() {
-            expected.push("--rw".to_owned());
-            expected.push(root.to_str().unwrap().to_owned());
-        }
-        assert_eq!(landlock_profile_args(&write).unwrap(), expected);
-        assert_eq!(expected.get(5).map(String::as_str), Some("/w"));
-        assert!(expected.contains(&"/tmp".to_owned()));
-    }
-
-    #[test]
-    fn confined_argvs_wrap_bash() {
-        let options = SandboxOptions {
-            runner: SandboxRunner::new("/bin/dsh", strings(&["__sandbox-run"])),
-            bwrap: Some(SandboxRunner::new("/usr/bin/bwrap", Vec::new())),
-            probe_timeout: Duration::from_secs(1),
+    fn landlock_confinements_follow_the_plan_and_the_kernel() {
+        let workspace = policy(SandboxMode::WorkspaceWrite, "/w", NetworkPolicy::Allow);
+        let carved = plan(&["/w", "/tmp"], &["/w/.dsh"]);
+        let modern = LandlockSupport {
+            enforced: Enforced::Full,
+            abi: 7,
         };
-        let read_only = policy(SandboxMode::ReadOnly, "/w", NetworkPolicy::Deny);
+        let confinement = landlock_confinement(&workspace, &carved, modern, &[3080]);
+        assert_eq!(confinement.read_only, vec![PathBuf::from("/")]);
         assert_eq!(
-            confined_argv(
-                Backend::Landlock {
-                    enforcement: Enforcement::Full
-                },
-                &options,
-                &read_only,
-                "echo hi"
-            )
-            .unwrap(),
+            confinement.read_write,
+            ["/dev/null", "/w", "/tmp"].map(PathBuf::from).to_vec()
+        );
+        assert_eq!(confinement.carve_outs, vec![PathBuf::from("/w/.dsh")]);
+        assert_eq!(confinement.fenced_ports, vec![3080]);
+        assert!(confinement.scope_signals && !confinement.deny_network);
+        let old = LandlockSupport {
+            enforced: Enforced::Partial,
+            abi: 3,
+        };
+        let fallback = landlock_confinement(&workspace, &carved, old, &[3080]);
+        assert!(fallback.fenced_ports.is_empty() && !fallback.scope_signals);
+        assert!(
+            fallback.deny_network,
+            "a fence the kernel cannot apply denies the network"
+        );
+        assert!(!landlock_confinement(&workspace, &carved, old, &[]).deny_network);
+        assert_eq!(
+            runner_profile_args(&confinement).unwrap(),
             strings(&[
-                "/bin/dsh",
-                "__sandbox-run",
                 "--ro",
                 "/",
                 "--rw",
                 "/dev/null",
-                "--deny-network",
-                "--",
-                "bash",
-                "-c",
-                "echo hi"
+                "--rw",
+                "/w",
+                "--rw",
+                "/tmp",
+                "--protect",
+                "/w/.dsh",
+                "--status-fd",
+                STATUS_FD_PLACEHOLDER,
             ])
         );
-        let argv = confined_argv(Backend::Bwrap, &options, &read_only, "ls").unwrap();
-        assert_eq!(argv.first().map(String::as_str), Some("/usr/bin/bwrap"));
-        assert_eq!(
-            argv.get(argv.len() - 5..).unwrap(),
-            strings(&["--unshare-net", "--", "bash", "-c", "ls"])
-        );
     }
 
     #[test]
-    fn profiles_refuse_what_they_cannot_express() {
-        let relative = policy(SandboxMode::ReadOnly, "w", NetworkPolicy::Allow);
-        assert!(
-            landlock_profile_args(&relative)
-                .unwrap_err()
-                .to_string()
-                .contains("must be an absolute path")
-        );
-        let full = policy(SandboxMode::DangerFullAccess, "/w", NetworkPolicy::Allow);
-        assert!(bwrap_profile_args(&full).is_err());
+    fn bwrap_is_trusted_only_from_root_owned_locked_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("bwrap");
+        std::fs::write(&fake, "#!/bin/sh\nexec \"$@\"\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A temp directory is writable by others (sticky /tmp), so nothing under it is
+        // trusted, whoever owns the file.
+        assert!(!root_owned_and_locked(&fake));
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(!root_owned_and_locked(&fake));
+        assert!(!root_owned_and_locked(Path::new("/nonexistent/bwrap")));
+        if let Some(found) = trusted_bwrap() {
+            assert!(BWRAP_PATHS.iter().any(|path| {
+                std::fs::canonicalize(path).is_ok_and(|resolved| resolved == found)
+            }));
+        }
     }
 
     #[test]
-    fn backends_carry_dshs_dialects() {
+    fn backends_carry_their_dialects() {
         let landlock = Backend::Landlock {
             enforcement: Enforcement::Partial,
+            abi: 3,
         };
         assert_eq!(landlock.enforcement().as_str(), "partial");
-        assert_eq!(landlock.denial_signatures(), &["permission denied"]);
-        assert_eq!(landlock.runner_failure_rule().allowed_exit_codes, &[125]);
+        assert!(landlock.denial_signatures().contains(&"permission denied"));
+        assert_eq!(landlock.landlock().map(|support| support.abi), Some(3));
         assert_eq!(Backend::Bwrap.enforcement(), Enforcement::Full);
         assert_eq!(
             Backend::Bwrap.denial_signatures(),
             &["read-only file system"]
         );
-        assert_eq!(
-            Backend::Bwrap.runner_failure_rule().fatal_signatures,
-            &["bwrap: "]
-        );
+        assert_eq!(Backend::Bwrap.landlock(), None);
     }
 
     #[test]
     fn probes_of_missing_programs_are_unusable() {
         let missing = SandboxRunner::new("/nonexistent/dsh-runner", Vec::new());
-        assert_eq!(probe_landlock(&missing, Duration::from_secs(1)), None);
+        assert_eq!(probe_runner(&missing, Duration::from_secs(1)), None);
         let bwrap = SandboxRunner::new("/nonexistent/bwrap", Vec::new());
         assert!(!probe_bwrap(&bwrap, Duration::from_secs(1)));
         let options = SandboxOptions {
             runner: missing,
             bwrap: None,
             probe_timeout: Duration::from_secs(1),
+            strategy: LaunchStrategy::Runner,
         };
         assert_eq!(select_backend(&options), None);
     }
@@ -540,24 +621,21 @@ mod tests {
     fn probes_are_bounded() {
         let sleeper = SandboxRunner::new("bash", strings(&["-c", "sleep 5", "probe"]));
         let started = Instant::now();
-        assert_eq!(probe_landlock(&sleeper, Duration::from_millis(100)), None);
+        assert_eq!(probe_runner(&sleeper, Duration::from_millis(100)), None);
         assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
-    fn the_probe_report_tells_full_from_partial() {
+    fn the_runner_probe_tells_full_from_partial() {
         let fake = |script: &str| SandboxRunner::new("bash", strings(&["-c", script, "probe"]));
         let timeout = Duration::from_secs(5);
         let partial =
             fake("[ \"$1\" = --probe ] && echo 'landlock: partially enforced (older ABI)'");
+        assert_eq!(probe_runner(&partial, timeout), Some(Enforcement::Partial));
         assert_eq!(
-            probe_landlock(&partial, timeout),
-            Some(Enforcement::Partial)
-        );
-        assert_eq!(
-            probe_landlock(&fake("echo anything"), timeout),
+            probe_runner(&fake("echo anything"), timeout),
             Some(Enforcement::Full)
         );
-        assert_eq!(probe_landlock(&fake("exit 125"), timeout), None);
+        assert_eq!(probe_runner(&fake("exit 125"), timeout), None);
     }
 }

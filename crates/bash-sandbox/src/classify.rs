@@ -1,13 +1,12 @@
-//! How a confined outcome is read: denials, runner failures and runner spawn failures (dsh's
-//! `bash-sandbox/src/helpers.ts`).
+//! How a confined outcome is read: denials, launcher failures and runner spawn failures
+//! (after dsh's `bash-sandbox/src/helpers.ts`, except that a launcher failure is read from
+//! the status channel rather than from the command's stderr).
 
 use std::io::ErrorKind;
 use std::path::Path;
 
 use dsh_shell::ShellError;
 use nix::unistd::{AccessFlags, access};
-
-use crate::backend::RunnerFailureRule;
 
 /// Whether a nonzero exit's stderr contains one of `signatures` (case-insensitive). A
 /// signal death (`None`) or a zero exit is never a denial.
@@ -21,38 +20,37 @@ pub fn matches_signature(exit_code: Option<i32>, stderr: &str, signatures: &[&st
         .any(|signature| lowered.contains(&signature.to_lowercase()))
 }
 
-/// The first stderr line proving that the runner failed (so the command never ran): the
-/// exit is nonzero and allowed by the rule, and the line is not informational and contains
-/// a fatal signature (both case-insensitive). `None` when the evidence is insufficient.
-pub fn classify_runner_failure(
-    exit_code: Option<i32>,
-    stderr: &str,
-    rule: &RunnerFailureRule,
-) -> Option<String> {
-    let code = exit_code.filter(|code| *code != 0)?;
-    if !rule.allowed_exit_codes.is_empty() && !rule.allowed_exit_codes.contains(&code) {
-        return None;
+/// Launcher failures, read from the status channel (where the command cannot write), never
+/// from what the command printed.
+pub mod launch_failure {
+    /// The Landlock runner writes its failure there; anything written means the command did
+    /// not run. The detail is the first line.
+    pub fn runner(report: Option<&str>) -> Option<String> {
+        let line = report?.lines().find(|line| !line.trim().is_empty())?;
+        Some(format!("landlock-run: {line}"))
     }
-    let informational: Vec<String> = rule
-        .informational_lines
-        .iter()
-        .map(|line| line.to_lowercase())
-        .collect();
-    let fatal: Vec<String> = rule
-        .fatal_signatures
-        .iter()
-        .filter(|signature| !signature.trim().is_empty())
-        .map(|signature| signature.to_lowercase())
-        .collect();
-    stderr
-        .split('\n')
-        .map(|line| line.strip_suffix('\r').unwrap_or(line))
-        .find(|line| {
-            let lowered = line.to_lowercase();
-            !informational.contains(&lowered)
-                && fatal.iter().any(|signature| lowered.contains(signature))
+
+    /// bubblewrap writes `{"child-pid": …}` there once the command started (`--info-fd`); a
+    /// nonzero exit without it means bubblewrap failed first. The detail is bubblewrap's
+    /// own `bwrap: ` line on stderr when there is one.
+    pub fn bwrap(exit_code: Option<i32>, stderr: &str, report: Option<&str>) -> Option<String> {
+        if report.is_some_and(|report| report.contains("\"child-pid\"")) {
+            return None;
+        }
+        if exit_code == Some(0) {
+            return None;
+        }
+        let line = stderr
+            .lines()
+            .find(|line| line.to_lowercase().starts_with("bwrap: "));
+        Some(match (line, exit_code) {
+            (Some(line), _) => line.to_owned(),
+            (None, Some(code)) => {
+                format!("bwrap exited with status {code} before starting the command")
+            }
+            (None, None) => "bwrap was killed before starting the command".to_owned(),
         })
-        .map(str::to_owned)
+    }
 }
 
 /// Whether a spawn failure is the runner's own: the working directory is a usable directory
@@ -89,6 +87,7 @@ mod tests {
 
     const LANDLOCK: Backend = Backend::Landlock {
         enforcement: Enforcement::Partial,
+        abi: 3,
     };
 
     #[test]
@@ -107,44 +106,26 @@ mod tests {
     }
 
     #[test]
-    fn runner_failures_follow_dshs_rules() {
-        let rule = LANDLOCK.runner_failure_rule();
-        let partial = "landlock-run: partial enforcement (older Landlock ABI)";
-        // The informational line alone is no failure, whatever the exit.
+    fn launcher_failures_come_from_the_status_channel() {
+        assert_eq!(launch_failure::runner(None), None);
         assert_eq!(
-            classify_runner_failure(Some(125), &format!("{partial}\n"), &rule),
-            None
-        );
-        // A child's EACCES after the notice is a denial, not a runner failure.
-        let child = format!("{partial}\nbash: /etc/x: Permission denied\n");
-        assert_eq!(classify_runner_failure(Some(1), &child, &rule), None);
-        // Exit 125 plus a fatal line is; the fatal line is the detail.
-        let fatal = format!("{partial}\r\nlandlock-run: cannot open rule path: /w: gone\n");
-        assert_eq!(
-            classify_runner_failure(Some(125), &fatal, &rule).as_deref(),
+            launch_failure::runner(Some("cannot open rule path: /w: gone\n")).as_deref(),
             Some("landlock-run: cannot open rule path: /w: gone")
         );
-        // The exit gate: the same line under another exit is the command's own output.
-        assert_eq!(classify_runner_failure(Some(1), &fatal, &rule), None);
-        assert_eq!(classify_runner_failure(None, &fatal, &rule), None);
-        assert_eq!(classify_runner_failure(Some(0), &fatal, &rule), None);
-        // bwrap has no exit gate.
-        let bwrap = Backend::Bwrap.runner_failure_rule();
+        // What the command printed is never a launcher failure under bwrap once it started.
+        let started = Some("{\n    \"child-pid\": 42\n}");
         assert_eq!(
-            classify_runner_failure(Some(1), "BWRAP: setting up uid map: x", &bwrap).as_deref(),
-            Some("BWRAP: setting up uid map: x")
+            launch_failure::bwrap(Some(1), "bwrap: spoofed\n", started),
+            None
         );
-    }
-
-    #[test]
-    fn blank_fatal_signatures_are_ignored() {
-        let rule = RunnerFailureRule {
-            allowed_exit_codes: &[],
-            fatal_signatures: &[" ", "runner: "],
-            informational_lines: &[],
-        };
-        assert_eq!(classify_runner_failure(Some(1), "anything\n", &rule), None);
-        assert!(classify_runner_failure(Some(1), "runner: boom", &rule).is_some());
+        assert_eq!(
+            launch_failure::bwrap(Some(1), "bwrap: setting up uid map: denied\n", None).as_deref(),
+            Some("bwrap: setting up uid map: denied")
+        );
+        assert_eq!(
+            launch_failure::bwrap(Some(1), "", None).as_deref(),
+            Some("bwrap exited with status 1 before starting the command")
+        );
     }
 
     #[test]

@@ -1,35 +1,53 @@
 //! `SandboxBashExecutor`: the shell seam with every command confined (dsh's
 //! `bash-sandbox/src/index.ts`).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
 use dsh_bash_local::LocalBashExecutor;
 use dsh_shell::{
-    ProcessSettlement, SandboxExecutionPolicy, SandboxMode, SettleHook, ShellError,
+    LaunchOptions, LaunchThread, ProcessSettlement, ProtectedPath, STATUS_FD_PLACEHOLDER,
+    SandboxExecutionPolicy, SandboxMode, SandboxProtection, SettleHook, ShellError,
     ShellExecRequest, ShellExecSpec, ShellExecutor, ShellProcess, ShellRunResult, ShellSandboxInfo,
-    bash_argv, resolve_request, sandbox_unavailable_message,
+    WritePlan, bash_argv, resolve_request, write_plan,
 };
 
-use crate::backend::{Backend, SandboxOptions, confined_argv, select_backend};
-use crate::classify::{classify_runner_failure, is_runner_spawn_failure, matches_signature};
+use crate::backend::{
+    BWRAP_PATHS, Backend, Enforcement, LaunchStrategy, SandboxOptions, bwrap_profile_args,
+    landlock_confinement, runner_profile_args, select_backend, wrapped_argv,
+};
+use crate::classify::{is_runner_spawn_failure, launch_failure, matches_signature};
+use crate::confine::{Confinement, LandlockSupport};
+use crate::held::{Held, HeldConfinements};
 use crate::standing::StandingPolicy;
 
-/// Runs `bash -c <command>` confined by the first usable backend (the Landlock runner, then
+/// How moving or removing a carve-out fails: it is a mount point.
+const CARVE_OUT_DENIAL: &str = "device or resource busy";
+
+/// The owner named for the spill directory when it is protected.
+const SPILL_OWNER: &str = "the spill files of dsh's commands";
+
+/// Runs `bash -c <command>` confined by the first usable backend (Landlock, then
 /// bubblewrap), through a [`LocalBashExecutor`]'s runner.
 ///
 /// - `resolve` is bash-local's, plus the policy: the request's, else the standing one.
 /// - `danger-full-access` runs unconfined; its foreground result says so.
 /// - Otherwise the backend is chosen once (the first confined call probes; the verdict,
 ///   "unavailable" included, is kept for the executor's life). With none, the call fails
-///   with [`ShellError::SandboxUnavailable`] and nothing is spawned. A runner failure (the
-///   command never ran) fails a foreground call the same way, with the runner's line as the
-///   detail, and marks a background process `runnerFailed`. Other outcomes carry
-///   `{mode, denied, enforcement}`.
+///   with [`ShellError::SandboxUnavailable`] and nothing is spawned.
+/// - The call's [`WritePlan`] (with the protected paths of the policy, the fenced ports of
+///   the [`SandboxProtection`] registry and this executor's spill directory) decides the
+///   confinement. Under Landlock it is held on a launch thread the command is forked on;
+///   the runner process applies it where a thread cannot (see [`LaunchStrategy`]).
+/// - A launcher failure (reported on the status channel, where the command cannot write)
+///   fails a foreground call with `SandboxUnavailable` and the launcher's detail, and marks
+///   a background process `runnerFailed`. Other outcomes carry `{mode, denied, enforcement}`.
 pub struct SandboxBashExecutor {
     local: LocalBashExecutor,
     policy: Arc<dyn StandingPolicy>,
     selector: Arc<Selector>,
+    threads: Arc<Threads>,
+    protection: Option<Arc<SandboxProtection>>,
 }
 
 struct Selector {
@@ -44,31 +62,160 @@ impl Selector {
     }
 }
 
-/// One confined launch: what runs, and how its outcome is read.
-struct Confined {
+/// The launch threads the runner and bubblewrap are forked on: a base confinement of
+/// fenced ports and scoped signals only (no file access handled, so what runs there may
+/// still enter namespaces and mount). Replaced ones are kept: a runner or bubblewrap dies
+/// with the thread that forked it (`PR_SET_PDEATHSIG`), so those threads must outlive it.
+#[derive(Default)]
+struct Bases {
+    current: Mutex<Option<(Confinement, Arc<LaunchThread>)>>,
+    retired: Mutex<Vec<Arc<LaunchThread>>>,
+}
+
+impl Bases {
+    fn get(&self, base: &Confinement) -> Result<Arc<LaunchThread>, String> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((key, thread)) = current.as_ref()
+            && key == base
+        {
+            return Ok(Arc::clone(thread));
+        }
+        let owned = base.clone();
+        let (thread, _) = LaunchThread::start("dsh-confine-base", move || {
+            owned.apply(crate::carve::NamespaceMode::MountOnly)
+        })?;
+        if let Some((_, old)) = current.replace((base.clone(), Arc::clone(&thread))) {
+            self.retired
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(old);
+        }
+        Ok(thread)
+    }
+
+    fn is_current(&self, base: &Confinement) -> bool {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|(key, _)| key == base)
+    }
+}
+
+/// How one confined command is launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// Forked on a thread holding its whole confinement.
+    Held,
+    /// Through the Landlock runner process.
+    Runner,
+    /// Through bubblewrap.
+    Bwrap,
+}
+
+/// A launch thread a confined command needs.
+#[derive(Debug, Clone)]
+enum Need {
+    /// The thread holding a whole confinement.
+    Held(Confinement),
+    /// The base thread a runner or bubblewrap is forked on.
+    Base(Confinement),
+}
+
+/// One confined launch before its thread is known: what runs and how its outcome is read.
+struct Planned {
     mode: SandboxMode,
     backend: Backend,
+    route: Route,
     argv: Vec<String>,
+    need: Need,
+    carve_outs: bool,
+}
+
+/// One confined launch, ready.
+struct Confined {
+    planned: Planned,
+    enforcement: Enforcement,
+    launch: LaunchOptions,
 }
 
 impl Confined {
     fn info(&self, denied: bool, runner_failed: bool) -> ShellSandboxInfo {
         ShellSandboxInfo {
-            mode: self.mode.as_str().to_owned(),
+            mode: self.planned.mode.as_str().to_owned(),
             denied,
-            enforcement: Some(self.backend.enforcement().as_str().to_owned()),
+            enforcement: Some(self.enforcement.as_str().to_owned()),
             runner_failed: runner_failed.then_some(true),
         }
     }
 
     fn program(&self) -> &str {
-        self.argv.first().map_or("", String::as_str)
+        self.planned.argv.first().map_or("", String::as_str)
+    }
+
+    /// The launcher's failure, if the command never ran.
+    fn failure(
+        &self,
+        exit_code: Option<i32>,
+        stderr: &str,
+        report: Option<&str>,
+    ) -> Option<String> {
+        match self.planned.route {
+            Route::Held => None,
+            Route::Runner => launch_failure::runner(report),
+            Route::Bwrap => launch_failure::bwrap(exit_code, stderr, report),
+        }
+    }
+
+    fn denied(&self, exit_code: Option<i32>, stderr: &str) -> bool {
+        matches_signature(exit_code, stderr, self.planned.backend.denial_signatures())
+            || (self.planned.carve_outs
+                && matches_signature(exit_code, stderr, &[CARVE_OUT_DENIAL]))
     }
 }
 
 fn unavailable(mode: SandboxMode, detail: Option<&str>) -> ShellError {
     ShellError::SandboxUnavailable {
-        message: sandbox_unavailable_message(mode, detail),
+        message: dsh_shell::sandbox_unavailable_message(mode, detail),
+    }
+}
+
+/// A confinement that could not be set up for this call: the command did not run.
+fn not_set_up(mode: SandboxMode, detail: &str) -> ShellError {
+    ShellError::SandboxUnavailable {
+        message: format!(
+            "sandbox mode \"{}\": the command was not run because its confinement could not \
+             be set up: {detail}",
+            mode.as_str()
+        ),
+    }
+}
+
+/// The launch threads of one executor.
+struct Threads {
+    held: HeldConfinements,
+    bases: Bases,
+}
+
+impl Threads {
+    /// Whether `need` is built already (so getting it does not block).
+    fn is_ready(&self, need: &Need) -> bool {
+        match need {
+            Need::Held(confinement) => self.held.is_held(confinement),
+            Need::Base(base) => self.bases.is_current(base),
+        }
+    }
+
+    /// The thread of `need` and, for a held confinement, how it is enforced; builds it
+    /// (blocking) if needed.
+    fn get(&self, need: &Need) -> Result<Ready, String> {
+        match need {
+            Need::Held(confinement) => {
+                let Held { thread, enforced } = self.held.get(confinement)?;
+                Ok((thread, Some(Enforcement::of(enforced))))
+            }
+            Need::Base(base) => Ok((self.bases.get(base)?, None)),
+        }
     }
 }
 
@@ -87,7 +234,19 @@ impl SandboxBashExecutor {
                 options,
                 verdict: OnceLock::new(),
             }),
+            threads: Arc::new(Threads {
+                held: HeldConfinements::default(),
+                bases: Bases::default(),
+            }),
+            protection: None,
         }
+    }
+
+    /// Also keeps confined commands away from the ports `protection` fences.
+    #[must_use]
+    pub fn with_protection(mut self, protection: Arc<SandboxProtection>) -> Self {
+        self.protection = Some(protection);
+        self
     }
 
     /// The executor whose runner owns the processes.
@@ -106,17 +265,23 @@ impl SandboxBashExecutor {
         self.selector.verdict()
     }
 
-    /// Starts the backend probe on a blocking thread, unless the verdict is known, so the
-    /// first confined command does not wait for it (the probe runs the runner once, a few
-    /// milliseconds). Needs a tokio runtime; without one it does nothing.
-    pub fn warm_up(&self) {
-        if self.selector.verdict.get().is_some() {
+    /// Probes the backend and builds the launch thread of the standing policy on a blocking
+    /// thread, so the first confined command does not wait for them. Needs a tokio runtime;
+    /// without one it does nothing.
+    pub fn warm_up(self: &Arc<Self>) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
-        }
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let selector = Arc::clone(&self.selector);
-            drop(handle.spawn_blocking(move || selector.verdict()));
-        }
+        };
+        let executor = Arc::clone(self);
+        drop(handle.spawn_blocking(move || {
+            let policy = executor.policy.standing();
+            if policy.mode == SandboxMode::DangerFullAccess {
+                return;
+            }
+            if let Ok(planned) = executor.plan_launch("", &policy, executor.backend(), false) {
+                let _ = executor.threads.get(&planned.need);
+            }
+        }));
     }
 
     /// Terminates every process tree still alive and waits until each is gone; afterwards
@@ -131,6 +296,13 @@ impl SandboxBashExecutor {
             .unwrap_or_else(|| self.policy.standing())
     }
 
+    fn fenced_ports(&self) -> Vec<u16> {
+        self.protection
+            .as_ref()
+            .map(|protection| protection.fenced_ports())
+            .unwrap_or_default()
+    }
+
     async fn backend_async(&self, mode: SandboxMode) -> Result<Option<Backend>, ShellError> {
         if let Some(verdict) = self.selector.verdict.get() {
             return Ok(*verdict);
@@ -143,19 +315,173 @@ impl SandboxBashExecutor {
             .map_err(|error| unavailable(mode, Some(&format!("the backend probe failed: {error}"))))
     }
 
-    fn confine(
+    /// Plans the confined launch of `command` under `policy`: its write plan (with this
+    /// executor's spill directory protected too), the fenced ports, the route, the argv and
+    /// the launch thread it needs. `force_runner` takes the runner route under Landlock.
+    fn plan_launch(
         &self,
-        spec: &ShellExecSpec,
+        command: &str,
         policy: &SandboxExecutionPolicy,
         backend: Option<Backend>,
-    ) -> Result<Confined, ShellError> {
-        let backend = backend.ok_or_else(|| unavailable(policy.mode, None))?;
-        let argv = confined_argv(backend, &self.selector.options, policy, &spec.command)?;
-        Ok(Confined {
-            mode: policy.mode,
+        force_runner: bool,
+    ) -> Result<Planned, ShellError> {
+        let mode = policy.mode;
+        let backend = backend.ok_or_else(|| unavailable(mode, None))?;
+        let mut policy = policy.clone();
+        if let Ok(spill) = self.local.runner().spill_root() {
+            policy
+                .protected_paths
+                .push(ProtectedPath::new(spill, SPILL_OWNER));
+        }
+        let plan = write_plan(&policy)
+            .map_err(|refusal| ShellError::SandboxUnavailable {
+                message: refusal.to_string(),
+            })?
+            .ok_or_else(|| {
+                ShellError::InvalidRequest(
+                    "bash-sandbox: danger-full-access has no confinement profile".to_owned(),
+                )
+            })?;
+        let fenced = self.fenced_ports();
+        if !fenced.is_empty()
+            && !backend
+                .landlock()
+                .is_some_and(LandlockSupport::fences_ports)
+        {
+            warn_unfenceable();
+        }
+        let options = &self.selector.options;
+        let mut route = route_of(backend, options, &plan);
+        if force_runner && route == Route::Held {
+            route = Route::Runner;
+        }
+        let carve_outs = !plan.carve_outs.is_empty();
+        let (argv, need) = match (route, backend.landlock()) {
+            (Route::Bwrap, _) | (_, None) => {
+                let mut prefix = match &options.bwrap {
+                    Some(bwrap) => bwrap.argv_prefix()?,
+                    None => vec![BWRAP_PATHS[0].to_owned()],
+                };
+                prefix.extend(bwrap_profile_args(&policy, &plan, !fenced.is_empty())?);
+                prefix.extend(["--info-fd".to_owned(), STATUS_FD_PLACEHOLDER.to_owned()]);
+                (
+                    wrapped_argv(prefix, command),
+                    Need::Base(Confinement::default()),
+                )
+            }
+            (Route::Held, Some(support)) => (
+                bash_argv(command),
+                Need::Held(landlock_confinement(&policy, &plan, support, &fenced)),
+            ),
+            (Route::Runner, Some(support)) => {
+                let confinement = landlock_confinement(&policy, &plan, support, &fenced);
+                let mut prefix = options.runner.argv_prefix()?;
+                prefix.extend(runner_profile_args(&confinement)?);
+                (
+                    wrapped_argv(prefix, command),
+                    Need::Base(base_of(&confinement)),
+                )
+            }
+        };
+        Ok(Planned {
+            mode,
             backend,
+            route: if backend == Backend::Bwrap {
+                Route::Bwrap
+            } else {
+                route
+            },
             argv,
+            need,
+            carve_outs,
         })
+    }
+
+    /// The planned launch of `command` with its thread. `get` obtains the thread; a held
+    /// confinement with carve-outs that no thread can hold here falls back to the runner.
+    fn ready_with(
+        &self,
+        command: &str,
+        policy: &SandboxExecutionPolicy,
+        backend: Option<Backend>,
+        get: impl Fn(&Need) -> Result<Ready, String>,
+    ) -> Result<Confined, ShellError> {
+        let planned = self.plan_launch(command, policy, backend, false)?;
+        match get(&planned.need) {
+            Ok(thread) => Ok(confined(planned, thread)),
+            Err(_) if planned.route == Route::Held && planned.carve_outs => {
+                let planned = self.plan_launch(command, policy, backend, true)?;
+                let thread =
+                    get(&planned.need).map_err(|detail| not_set_up(policy.mode, &detail))?;
+                Ok(confined(planned, thread))
+            }
+            Err(detail) => Err(not_set_up(policy.mode, &detail)),
+        }
+    }
+
+    /// The thread of `need`, built on the blocking pool when it is not built yet.
+    async fn thread_async(&self, need: &Need) -> Result<Ready, String> {
+        if self.threads.is_ready(need) {
+            return self.threads.get(need);
+        }
+        let threads = Arc::clone(&self.threads);
+        let need = need.clone();
+        tokio::task::spawn_blocking(move || threads.get(&need))
+            .await
+            .map_err(|error| format!("building the confinement failed: {error}"))?
+    }
+}
+
+/// A launch thread and, for a held confinement, how it is enforced.
+type Ready = (Arc<LaunchThread>, Option<Enforcement>);
+
+fn confined(planned: Planned, (thread, enforced): Ready) -> Confined {
+    Confined {
+        enforcement: enforced.unwrap_or_else(|| planned.backend.enforcement()),
+        launch: LaunchOptions {
+            thread: Some(thread),
+            status_channel: planned.route != Route::Held,
+        },
+        planned,
+    }
+}
+
+/// Says once that fenced ports cost confined commands the network on this host.
+fn warn_unfenceable() {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        tracing::warn!(
+            "sandbox: this host cannot keep confined commands from one TCP port (that needs \
+             Landlock ABI 4, Linux 6.7); while dsh's server runs, confined commands get no \
+             network at all"
+        );
+    });
+}
+
+/// How a command with `plan` is launched under `backend`.
+fn route_of(backend: Backend, options: &SandboxOptions, plan: &WritePlan) -> Route {
+    match backend {
+        Backend::Bwrap => Route::Bwrap,
+        Backend::Landlock { .. } => match options.strategy {
+            LaunchStrategy::Runner => Route::Runner,
+            // Only root may enter a mount namespace from a thread; a user namespace needs a
+            // single-threaded process.
+            LaunchStrategy::Thread
+                if !plan.carve_outs.is_empty() && !nix::unistd::geteuid().is_root() =>
+            {
+                Route::Runner
+            }
+            LaunchStrategy::Thread => Route::Held,
+        },
+    }
+}
+
+/// The base a runner of `confinement` is forked on: its port fence and signal scoping.
+fn base_of(confinement: &Confinement) -> Confinement {
+    Confinement {
+        fenced_ports: confinement.fenced_ports.clone(),
+        scope_signals: confinement.scope_signals,
+        ..Confinement::default()
     }
 }
 
@@ -185,24 +511,38 @@ impl ShellExecutor for SandboxBashExecutor {
             return Ok(result);
         }
         let backend = self.backend_async(policy.mode).await?;
-        let confined = self.confine(&spec, &policy, backend)?;
-        let mut result = match self.local.run_argv(&spec, &confined.argv).await {
-            Ok(result) => result,
+        // Build what the plan needs off the runtime's workers, then plan again from the
+        // built threads (the second plan finds them ready).
+        let planned = self.plan_launch(&spec.command, &policy, backend, false)?;
+        if !self.threads.is_ready(&planned.need) {
+            let built = self.thread_async(&planned.need).await;
+            if built.is_err() && planned.route == Route::Held && planned.carve_outs {
+                let fallback = self.plan_launch(&spec.command, &policy, backend, true)?;
+                let _ = self.thread_async(&fallback.need).await;
+            }
+        }
+        let confined = self.ready_with(&spec.command, &policy, backend, |need| {
+            self.threads.get(need)
+        })?;
+        let launched = self
+            .local
+            .runner()
+            .run_with(&confined.planned.argv, &spec, &confined.launch)
+            .await;
+        let (mut result, report) = match launched {
+            Ok(launched) => launched,
             Err(error) if is_runner_spawn_failure(&error, confined.program(), &spec.workdir) => {
-                return Err(unavailable(confined.mode, Some(&error.to_string())));
+                return Err(unavailable(confined.planned.mode, Some(&error.to_string())));
             }
             Err(error) => return Err(error),
         };
-        // A runner failure outranks a denial: the command did not run.
-        let rule = confined.backend.runner_failure_rule();
-        if let Some(line) = classify_runner_failure(result.exit_code, &result.stderr.text, &rule) {
-            return Err(unavailable(confined.mode, Some(&line)));
+        // A launcher failure outranks a denial: the command did not run.
+        if let Some(detail) =
+            confined.failure(result.exit_code, &result.stderr.text, report.as_deref())
+        {
+            return Err(not_set_up(confined.planned.mode, &detail));
         }
-        let denied = matches_signature(
-            result.exit_code,
-            &result.stderr.text,
-            confined.backend.denial_signatures(),
-        );
+        let denied = confined.denied(result.exit_code, &result.stderr.text);
         result.sandbox = Some(confined.info(denied, false));
         Ok(result)
     }
@@ -214,28 +554,30 @@ impl ShellExecutor for SandboxBashExecutor {
                 .local
                 .start_argv(&spec, &bash_argv(&spec.command), None);
         }
-        let confined = self.confine(&spec, &policy, self.selector.verdict())?;
-        let argv = confined.argv.clone();
+        let backend = self.selector.verdict();
+        let confined = self.ready_with(&spec.command, &policy, backend, |need| {
+            self.threads.get(need)
+        })?;
+        let argv = confined.planned.argv.clone();
+        let launch = confined.launch.clone();
         let workdir = spec.workdir.clone();
         let hook: SettleHook = Box::new(move |settlement: &ProcessSettlement<'_>| {
             let runner_failed = match settlement.spawn_error {
                 Some(error) => is_runner_spawn_failure(error, confined.program(), &workdir),
-                None => classify_runner_failure(
-                    settlement.exit_code,
-                    settlement.stderr,
-                    &confined.backend.runner_failure_rule(),
-                )
-                .is_some(),
+                None => confined
+                    .failure(
+                        settlement.exit_code,
+                        settlement.stderr,
+                        settlement.launch_report,
+                    )
+                    .is_some(),
             };
-            let denied = !runner_failed
-                && matches_signature(
-                    settlement.exit_code,
-                    settlement.stderr,
-                    confined.backend.denial_signatures(),
-                );
+            let denied = !runner_failed && confined.denied(settlement.exit_code, settlement.stderr);
             Some(confined.info(denied, runner_failed))
         });
-        self.local.start_argv(&spec, &argv, Some(hook))
+        self.local
+            .runner()
+            .start_with(&argv, &spec, Some(hook), &launch)
     }
 
     fn sandbox_mode(&self) -> Option<String> {

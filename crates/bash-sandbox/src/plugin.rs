@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use dsh_bash_local::LocalBashExecutor;
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_shell::{SANDBOX_POLICY, SHELL, ShellConfig, ShellExecutor};
+use dsh_shell::{SANDBOX_POLICY, SANDBOX_PROTECTION, SHELL, ShellConfig, ShellExecutor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::backend::{DEFAULT_PROBE_TIMEOUT_MS, SandboxOptions, SandboxRunner};
+use crate::backend::{DEFAULT_PROBE_TIMEOUT_MS, LaunchStrategy, SandboxOptions, SandboxRunner};
 use crate::executor::SandboxBashExecutor;
 use crate::standing::PolicyService;
 
@@ -19,7 +19,9 @@ pub const PLUGIN_NAME: &str = "dsh-bash-sandbox";
 
 /// Row config of `bash-sandbox`: dsh's `shell` keys ([`ShellConfig`]), plus
 /// `runner` (the argv that launches the sandbox runner; default: this executable with
-/// `__sandbox-run`) and `probeTimeoutMs` (each functional probe's bound, default 5000).
+/// `__sandbox-run`), `probeTimeoutMs` (each functional probe's bound, default 5000) and
+/// `launch` (`thread`, the default: Landlock confinements held on launch threads of this
+/// process; `runner`: every command through the runner process).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "Map<String, Value>")]
 pub struct BashSandboxConfig {
@@ -30,6 +32,8 @@ pub struct BashSandboxConfig {
     pub runner: Option<Vec<String>>,
     /// Each probe's bound in milliseconds.
     pub probe_timeout_ms: u64,
+    /// Where Landlock confinements are applied.
+    pub launch: LaunchStrategy,
 }
 
 impl Default for BashSandboxConfig {
@@ -38,6 +42,7 @@ impl Default for BashSandboxConfig {
             shell: ShellConfig::default(),
             runner: None,
             probe_timeout_ms: DEFAULT_PROBE_TIMEOUT_MS,
+            launch: LaunchStrategy::default(),
         }
     }
 }
@@ -54,12 +59,17 @@ impl TryFrom<Map<String, Value>> for BashSandboxConfig {
             None | Some(Value::Null) => DEFAULT_PROBE_TIMEOUT_MS,
             Some(value) => probe_timeout(&value)?,
         };
+        let launch = match map.remove("launch") {
+            None | Some(Value::Null) => LaunchStrategy::default(),
+            Some(value) => launch_strategy(&value)?,
+        };
         let shell =
             serde_json::from_value(Value::Object(map)).map_err(|error| error.to_string())?;
         Ok(Self {
             shell,
             runner,
             probe_timeout_ms,
+            launch,
         })
     }
 }
@@ -81,6 +91,16 @@ fn probe_timeout(value: &Value) -> Result<u64, String> {
     }
 }
 
+fn launch_strategy(value: &Value) -> Result<LaunchStrategy, String> {
+    match value.as_str() {
+        Some("thread") => Ok(LaunchStrategy::Thread),
+        Some("runner") => Ok(LaunchStrategy::Runner),
+        _ => Err(format!(
+            "bash-sandbox: launch must be \"thread\" or \"runner\", got {value}"
+        )),
+    }
+}
+
 impl BashSandboxConfig {
     /// The sandbox options this config sets (`runner` defaults to this executable).
     pub fn options(&self) -> std::io::Result<SandboxOptions> {
@@ -90,6 +110,7 @@ impl BashSandboxConfig {
         };
         Ok(SandboxOptions {
             probe_timeout: Duration::from_millis(self.probe_timeout_ms),
+            strategy: self.launch,
             ..SandboxOptions::new(runner)
         })
     }
@@ -97,8 +118,9 @@ impl BashSandboxConfig {
 
 /// The `dsh-bash-sandbox` plugin. It injects `sandboxPolicy` ([`SANDBOX_POLICY`]), whose
 /// standing policy applies to calls that bring none, and provides `shell`; its row config is
-/// [`BashSandboxConfig`]. Unloading it terminates and awaits every process its
-/// executor still owns.
+/// [`BashSandboxConfig`]. The ports fenced in the `sandboxProtection` registry (when the
+/// launcher provides one) are closed to its commands. Unloading it terminates and awaits
+/// every process its executor still owns.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BashSandboxPlugin;
 
@@ -115,10 +137,25 @@ impl Plugin for BashSandboxPlugin {
             .options()
             .map_err(|error| format!("bash-sandbox: cannot locate the sandbox runner: {error}"))?;
         let local = LocalBashExecutor::new(config.shell)?;
-        let executor = Arc::new(SandboxBashExecutor::new(local, policy, options));
-        // Probe while the rest of the tree boots and the model thinks, not in the first call.
+        let mut executor = SandboxBashExecutor::new(local, policy, options);
+        let protection = ctx.get(&SANDBOX_PROTECTION);
+        if let Some(protection) = &protection {
+            executor = executor.with_protection(Arc::clone(protection));
+        }
+        let executor = Arc::new(executor);
+        // Probe and build the standing confinement while the rest of the tree boots and the
+        // model thinks, not in the first call; again whenever a port is fenced or released.
         if config_confines(&ctx) {
             executor.warm_up();
+            if let Some(protection) = protection {
+                let mut changes = protection.changes();
+                let warmed = Arc::clone(&executor);
+                ctx.spawn(async move {
+                    while changes.changed().await.is_ok() {
+                        warmed.warm_up();
+                    }
+                })?;
+            }
         }
         let service: Arc<dyn ShellExecutor> = Arc::clone(&executor) as Arc<dyn ShellExecutor>;
         ctx.provide(&SHELL, service)?;
@@ -152,6 +189,9 @@ mod tests {
         .unwrap();
         assert_eq!(parsed.shell.timeout_ms, 1000);
         assert_eq!(parsed.probe_timeout_ms, 251);
+        assert_eq!(parsed.launch, LaunchStrategy::Thread);
+        let runner = config(json!({"launch": "runner"})).unwrap();
+        assert_eq!(runner.options().unwrap().strategy, LaunchStrategy::Runner);
         let options = parsed.options().unwrap();
         assert_eq!(
             options.runner,
@@ -195,6 +235,10 @@ mod tests {
                 "bash-local: graceMs must be a positive finite number",
             ),
             (json!({"mode": "read-only"}), "unknown field `mode`"),
+            (
+                json!({"launch": "fork"}),
+                "bash-sandbox: launch must be \"thread\" or \"runner\", got \"fork\"",
+            ),
         ] {
             let error = config(value.clone()).unwrap_err();
             assert!(error.contains(message), "{value}: {error}");

@@ -55,6 +55,7 @@ impl SandboxPolicyService for FixedPolicy {
             ),
             session_id: session_id.map(str::to_owned),
             network: self.0.network,
+            protected_paths: self.0.protected_paths.clone(),
         }
     }
 
@@ -78,6 +79,7 @@ mod tests {
             workspace_root: PathBuf::from("/w"),
             session_id: None,
             network: NetworkPolicy::Deny,
+            protected_paths: Vec::new(),
         });
         assert_eq!(StandingPolicy::standing(&fixed), fixed.0);
         let service: Arc<dyn SandboxPolicyService> = Arc::new(fixed.clone());

@@ -1,10 +1,10 @@
 //! The DeepSeek [`LlmAdapter`]: one HTTP request per `stream` call, read through the SSE
-//! parser and the translator, under the idle watchdog.
+//! parser and the translator, under the attempt's time bounds ([`crate::deadline`]).
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use dsh_kernel::error_chain;
@@ -14,11 +14,11 @@ use dsh_llm::{
 };
 use futures_util::stream::{self, BoxStream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::LazyClient;
 use crate::config::{BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_MODELS, DeepSeekConfig, Thinking};
+use crate::deadline::{AttemptClock, Deadline, Timeouts};
 use crate::errors::http_failure;
 use crate::serialize::{RequestDefaults, build_request};
 use crate::sse::{SseItem, SseParser};
@@ -40,6 +40,7 @@ pub struct DeepSeekAdapter {
     config: DeepSeekConfig,
     env: EnvLookup,
     retry_policy: RetryPolicy,
+    timeouts: Timeouts,
 }
 
 impl fmt::Debug for DeepSeekAdapter {
@@ -53,16 +54,20 @@ impl fmt::Debug for DeepSeekAdapter {
 impl DeepSeekAdapter {
     /// An adapter reading the process environment; its HTTP client starts building at once,
     /// in the background (a client that cannot be built fails each request, `TRANSPORT`).
-    /// Fails (`INVALID_ADAPTER`) on an invalid `retryPolicy`.
+    /// Fails (`INVALID_ADAPTER`) on an invalid `retryPolicy`, or a timeout
+    /// (`headersTimeoutMs`, `streamIdleTimeoutMs`, `requestTimeoutMs`) outside 1 to
+    /// 2147483647 ms.
     pub fn new(config: DeepSeekConfig) -> Result<Self, LlmFailure> {
         let retry_policy =
             RetryPolicy::from_config(config.retry_policy.as_ref(), "llm-deepseek.retryPolicy")
                 .map_err(|message| LlmFailure::new(codes::INVALID_ADAPTER, message))?;
+        let timeouts = Timeouts::from_config(&config)?;
         Ok(Self {
             client: LazyClient::prewarmed(),
             config,
             env: Arc::new(|name: &str| std::env::var(name).ok()),
             retry_policy,
+            timeouts,
         })
     }
 
@@ -110,10 +115,6 @@ impl DeepSeekAdapter {
             thinking: self.config.thinking,
             reasoning_effort: Some(self.config.reasoning_effort().to_owned()),
         }
-    }
-
-    fn idle(&self) -> Duration {
-        Duration::from_millis(self.config.stream_idle_timeout_ms())
     }
 
     fn headers(&self, key: &str, options: &GenerateOptions) -> Result<HeaderMap, LlmFailure> {
@@ -171,13 +172,6 @@ impl DeepSeekAdapter {
     }
 }
 
-fn timeout_failure(idle: Duration) -> LlmFailure {
-    LlmFailure::new(
-        codes::TIMEOUT,
-        format!("DeepSeek stream idle timeout after {}ms", idle.as_millis()),
-    )
-}
-
 /// A `TRANSPORT` failure: `what` and the cause chain of `error` (`…: error sending request:
 /// client error (Connect): tcp connect error: Connection refused (os error 111)`).
 ///
@@ -192,17 +186,19 @@ fn aborted() -> LlmFailure {
     LlmFailure::aborted("DeepSeek request aborted")
 }
 
-/// Waits for `future` unless `signal` fires (`ABORTED`) or `deadline` passes (`TIMEOUT`).
+/// Waits for `future` unless `signal` fires (`ABORTED`) or `deadline` passes (`TIMEOUT`,
+/// naming the bound).
 async fn guarded<T>(
     future: impl Future<Output = T>,
     signal: &CancellationToken,
-    deadline: Instant,
-    idle: Duration,
+    deadline: Deadline,
 ) -> Result<T, LlmFailure> {
     tokio::select! {
         biased;
         () = signal.cancelled() => Err(aborted()),
-        result = tokio::time::timeout_at(deadline, future) => result.map_err(|_| timeout_failure(idle)),
+        result = tokio::time::timeout_at(deadline.at, future) => {
+            result.map_err(|_| deadline.failure())
+        }
     }
 }
 
@@ -242,29 +238,26 @@ impl LlmAdapter for DeepSeekAdapter {
         let body = build_request(&options, &self.defaults())?;
         let headers = self.headers(&key, &options)?;
         drop(key);
-        let idle = self.idle();
         let body = serde_json::to_vec(&body).map_err(|error| {
             LlmFailure::new(
                 codes::INVALID_REQUEST,
                 format!("cannot encode the request: {error}"),
             )
         })?;
-        let request = self
-            .client
-            .get()
-            .await?
-            .post(format!("{base_url}/chat/completions"))
-            .headers(headers)
-            .body(body);
-        let response = guarded(request.send(), &signal, Instant::now() + idle, idle)
-            .await?
-            .map_err(|error| {
+        let clock = self.timeouts.start();
+        let url = format!("{base_url}/chat/completions");
+        let send = async {
+            let client = self.client.get().await?;
+            let sent = client.post(url).headers(headers).body(body).send().await;
+            sent.map_err(|error| {
                 transport_failure(&format!("DeepSeek API request to {base_url} failed"), error)
-            })?;
+            })
+        };
+        let response = guarded(send, &signal, clock.headers()).await??;
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
-            let text = guarded(response.text(), &signal, Instant::now() + idle, idle)
+            let text = guarded(response.text(), &signal, clock.data())
                 .await?
                 .unwrap_or_default();
             return Err(http_failure(
@@ -281,7 +274,7 @@ impl LlmAdapter for DeepSeekAdapter {
             items: Vec::new(),
             chunks: VecDeque::new(),
             signal,
-            idle,
+            clock,
             base_url,
             finished: false,
         };
@@ -300,7 +293,7 @@ struct Reader {
     items: Vec<SseItem>,
     chunks: VecDeque<StreamChunk>,
     signal: CancellationToken,
-    idle: Duration,
+    clock: AttemptClock,
     base_url: String,
     finished: bool,
 }
@@ -312,8 +305,10 @@ impl Reader {
         Some(Err(failure))
     }
 
+    /// The next chunk. The wait is bounded by the idle window, re-armed only by data events
+    /// (not comments or blank lines), and by the attempt's overall deadline.
     async fn next(&mut self) -> Option<Result<StreamChunk, LlmFailure>> {
-        let mut deadline = Instant::now() + self.idle;
+        let mut deadline = self.clock.data();
         loop {
             if let Some(chunk) = self.chunks.pop_front() {
                 return Some(Ok(chunk));
@@ -321,7 +316,7 @@ impl Reader {
             if self.finished {
                 return None;
             }
-            let read = guarded(self.body.next(), &self.signal, deadline, self.idle).await;
+            let read = guarded(self.body.next(), &self.signal, deadline).await;
             let bytes = match read {
                 Err(failure) => return self.fail(failure),
                 Ok(None) => {
@@ -340,22 +335,22 @@ impl Reader {
             };
             self.items.clear();
             self.parser.feed(&bytes, &mut self.items);
-            if !self.items.is_empty() {
-                deadline = Instant::now() + self.idle;
-            }
             // `chunks` is empty here (all were yielded above): the translator appends to its
             // buffer as a `Vec`, and both conversions keep the buffer without copying.
             let mut out = Vec::from(std::mem::take(&mut self.chunks));
             let mut failed = None;
+            let mut got_data = false;
             for item in self.items.drain(..) {
                 match item {
+                    // Keep-alive comments say the connection is up, not that the model is.
                     SseItem::Comment => {}
                     SseItem::Data(payload) => {
-                        if let Some(translator) = self.translator.as_mut()
-                            && let Err(failure) = translator.push(&payload, &mut out)
-                        {
-                            failed = Some(failure);
-                            break;
+                        if let Some(translator) = self.translator.as_mut() {
+                            if let Err(failure) = translator.push(&payload, &mut out) {
+                                failed = Some(failure);
+                                break;
+                            }
+                            got_data = true;
                         }
                     }
                     SseItem::Done => {
@@ -368,6 +363,9 @@ impl Reader {
             }
             if let Some(failure) = failed {
                 return self.fail(failure);
+            }
+            if got_data {
+                deadline = self.clock.data();
             }
             self.chunks = VecDeque::from(out);
         }

@@ -12,8 +12,16 @@ pub const DEFAULT_BASE_URL: &str = "https://api.deepseek.com";
 pub const DEFAULT_MAX_TOKENS: u64 = 256_000;
 /// The default context window (`DEFAULT_CONTEXT_WINDOW`).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 1_000_000;
-/// The default idle timeout of a stream, in milliseconds.
+/// The default idle timeout of a stream, in milliseconds: the longest wait for the next data
+/// event (comments and blank keep-alive lines do not count).
 pub const DEFAULT_STREAM_IDLE_TIMEOUT_MS: u64 = 300_000;
+/// The default bound on the time to response headers (connect, send, wait), in milliseconds.
+pub const DEFAULT_HEADERS_TIMEOUT_MS: u64 = 60_000;
+/// The default bound on a whole request attempt (headers and the full stream), in
+/// milliseconds: 30 minutes.
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 1_800_000;
+/// The largest timeout accepted, in milliseconds (about 24.8 days, JavaScript's timer limit).
+pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
 /// The default reasoning effort.
 pub const DEFAULT_REASONING_EFFORT: &str = "high";
 /// The default model catalog, in display order.
@@ -63,8 +71,16 @@ pub struct DeepSeekConfig {
     pub max_tokens: Option<u64>,
     /// The context window of models outside the catalog (default 1000000).
     pub default_context_window: Option<u64>,
-    /// The idle timeout of a stream in milliseconds (default 300000).
+    /// The idle timeout of a stream in milliseconds (default 300000): how long a read may wait
+    /// for the next data event. Only `data:` events count; comments (`: keep-alive`) and blank
+    /// lines do not. The wait for response headers counts too.
     pub stream_idle_timeout_ms: Option<u64>,
+    /// How long connecting, sending the request and receiving the response headers may take,
+    /// in milliseconds (default 60000).
+    pub headers_timeout_ms: Option<u64>,
+    /// How long one request attempt may take in all, from its start to the stream's end, in
+    /// milliseconds (default 1800000).
+    pub request_timeout_ms: Option<u64>,
     /// The route's retry policy (dsh's `retryPolicy`: `mode`, `maxRetries`,
     /// `retryableCodes`, `backoff {initialDelayMs, maxDelayMs, jitterRatio}`); absent, the
     /// default (5 retries, 0.5 to 10 s).
@@ -99,5 +115,17 @@ impl DeepSeekConfig {
     pub fn stream_idle_timeout_ms(&self) -> u64 {
         self.stream_idle_timeout_ms
             .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS)
+    }
+
+    /// The effective bound on the time to response headers, in milliseconds.
+    pub fn headers_timeout_ms(&self) -> u64 {
+        self.headers_timeout_ms
+            .unwrap_or(DEFAULT_HEADERS_TIMEOUT_MS)
+    }
+
+    /// The effective bound on a whole request attempt, in milliseconds.
+    pub fn request_timeout_ms(&self) -> u64 {
+        self.request_timeout_ms
+            .unwrap_or(DEFAULT_REQUEST_TIMEOUT_MS)
     }
 }

@@ -12,6 +12,7 @@
 mod adapter;
 mod client;
 pub mod config;
+mod deadline;
 pub mod errors;
 mod plugin;
 pub mod serialize;

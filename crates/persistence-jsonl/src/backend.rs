@@ -7,21 +7,26 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use dsh_persistence::{
-    BackendError, PersistenceBackend, PersistenceSnapshot, SessionLocation, SessionRawArtifact,
-    StoredLog,
+    BackendError, PersistenceBackend, PersistenceSnapshot, SessionListing, SessionLocation,
+    SessionRawArtifact, SnapshotListing, StoredLog,
 };
 use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::json::write_js;
 use dsh_session::{SessionEvent, SessionHeader};
 
-use crate::decode::{ReadLog, decode_log, read_header_only};
+use crate::decode::{ReadLog, decode_log};
 use crate::files::{
-    append_durable, exists, io_error, make_dir_durable, publish_new, read_stable, revision,
-    truncate_durable,
+    append_durable, exists, io_error, kind_at, make_dir_durable, not_a_regular_file,
+    open_for_append, publish_new, read_stable, revision, truncate_durable,
 };
 use crate::header_line::header_line;
-use crate::layout::{Compression, encode_segment, log_path, project_dir, session_dir};
+use crate::layout::{Compression, log_path, project_dir, session_dir};
+use crate::listing::scan;
+use crate::lookup::{FoundLog, assert_identity, find_log, layout_error};
 use crate::zstd_frames::compress_frame;
+
+/// How the sessions root is named when the sandbox protects it.
+pub const STORE_OWNER: &str = "the JSONL session store";
 
 /// Where and how the backend stores logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,144 +108,6 @@ impl JsonlBackend {
     }
 }
 
-fn layout_error(error: crate::layout::LayoutError) -> BackendError {
-    BackendError::Invalid(error.to_string())
-}
-
-fn encoding_mismatch(options: &JsonlOptions, path: &Path) -> BackendError {
-    BackendError::Invalid(format!(
-        "session artifact \"{}\" uses {}, but this backend is configured for compression \"{}\"; \
-         use a separate root or select the matching compression mode",
-        path.display(),
-        options.compression.opposite().suffix(),
-        options.compression.name()
-    ))
-}
-
-fn legacy_layout(path: &Path) -> BackendError {
-    BackendError::Invalid(format!(
-        "session artifact \"{}\" uses the unsupported flat-file layout; use a separate root or \
-         move it into a project/session directory before loading",
-        path.display()
-    ))
-}
-
-fn list_dirs(dir: &Path) -> Result<Vec<PathBuf>, BackendError> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(io_error("listing", dir, error)),
-    };
-    let mut dirs = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| io_error("listing", dir, e))?;
-        if entry
-            .file_type()
-            .map_err(|e| io_error("listing", dir, e))?
-            .is_dir()
-        {
-            dirs.push(entry.path());
-        }
-    }
-    dirs.sort();
-    Ok(dirs)
-}
-
-/// Session directories of a project directory, refusing the obsolete flat layout.
-fn session_dirs(project: &Path) -> Result<Vec<PathBuf>, BackendError> {
-    let entries = fs::read_dir(project).map_err(|e| io_error("listing", project, e))?;
-    let mut dirs = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| io_error("listing", project, e))?;
-        let kind = entry
-            .file_type()
-            .map_err(|e| io_error("listing", project, e))?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if kind.is_file() && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zstd")) {
-            return Err(legacy_layout(&entry.path()));
-        }
-        if kind.is_dir() {
-            dirs.push(entry.path());
-        }
-    }
-    dirs.sort();
-    Ok(dirs)
-}
-
-/// The unique log of `id` under the root, if any.
-fn find_log(options: &JsonlOptions, id: &str) -> Result<Option<PathBuf>, BackendError> {
-    let encoded = encode_segment(id).map_err(layout_error)?;
-    let mut matches = Vec::new();
-    for project in list_dirs(&options.root)? {
-        for compression in [Compression::Zstd, Compression::None] {
-            let flat = project.join(format!("{encoded}{}", compression.suffix()));
-            if exists(&flat)? {
-                return Err(legacy_layout(&flat));
-            }
-        }
-        let dir = project.join(&encoded);
-        let opposite = dir.join(options.compression.opposite().transcript_name());
-        if exists(&opposite)? {
-            return Err(encoding_mismatch(options, &opposite));
-        }
-        let path = dir.join(options.compression.transcript_name());
-        if exists(&path)? {
-            matches.push(path);
-        }
-    }
-    if matches.len() > 1 {
-        return Err(BackendError::Corrupt(format!(
-            "duplicate JSONL session id \"{id}\" appears in multiple project directories"
-        )));
-    }
-    Ok(matches.pop())
-}
-
-/// The header must name the file it was found in.
-fn assert_identity(
-    options: &JsonlOptions,
-    path: &Path,
-    header: &SessionHeader,
-    expected_id: Option<&str>,
-) -> Result<(), BackendError> {
-    if let Some(expected) = expected_id
-        && header.id != expected
-    {
-        return Err(BackendError::Corrupt(format!(
-            "corrupt session log \"{}\": requested id \"{expected}\" does not match header id \"{}\"",
-            path.display(),
-            header.id
-        )));
-    }
-    let expected_path = log_path(
-        &options.root,
-        header.cwd.as_deref(),
-        &header.id,
-        options.compression,
-    )
-    .map_err(|_| {
-        BackendError::Corrupt(format!(
-            "corrupt session log \"{}\": header id cannot name a storage path",
-            path.display()
-        ))
-    })?;
-    let same = path == expected_path
-        || matches!(
-            (fs::canonicalize(path), fs::canonicalize(&expected_path)),
-            (Ok(a), Ok(b)) if a == b
-        );
-    if !same {
-        return Err(BackendError::Corrupt(format!(
-            "corrupt session log \"{}\": header id \"{}\" and cwd identify \"{}\"",
-            path.display(),
-            header.id,
-            expected_path.display()
-        )));
-    }
-    Ok(())
-}
-
 /// The plaintext of a batch: one storage record per line, each ending in `\n`.
 fn batch_text(events: &[Arc<SessionEvent>], pack: bool) -> Result<Vec<u8>, BackendError> {
     let mut text = Vec::with_capacity(events.len() * 128);
@@ -260,13 +127,63 @@ fn batch_text(events: &[Arc<SessionEvent>], pack: bool) -> Result<Vec<u8>, Backe
     Ok(text)
 }
 
-fn encode(options: &JsonlOptions, plain: &[u8], path: &Path) -> Result<Vec<u8>, BackendError> {
-    match options.compression {
+fn encode(compression: Compression, plain: &[u8], path: &Path) -> Result<Vec<u8>, BackendError> {
+    match compression {
         Compression::None => Ok(plain.to_vec()),
         Compression::Zstd => {
             compress_frame(plain).map_err(|error| io_error("compressing a frame for", path, error))
         }
     }
+}
+
+/// The stored log of `header`: in the configured encoding, or else in the other one (a
+/// session written before `compression` was changed keeps its encoding).
+fn existing_log(options: &JsonlOptions, header: &SessionHeader) -> Result<FoundLog, BackendError> {
+    let mut configured = None;
+    for compression in [options.compression, options.compression.opposite()] {
+        let path = log_path(
+            &options.root,
+            header.cwd.as_deref(),
+            &header.id,
+            compression,
+        )
+        .map_err(layout_error)?;
+        match kind_at(&path)? {
+            Some(kind) if kind.is_file() => return Ok(FoundLog { path, compression }),
+            Some(kind) => return Err(not_a_regular_file(&path, kind)),
+            None => configured = configured.or(Some(path)),
+        }
+    }
+    let path = configured.unwrap_or_default();
+    Err(io_error(
+        "opening",
+        &path,
+        io::Error::new(io::ErrorKind::NotFound, "the session log is gone"),
+    ))
+}
+
+/// Appends to the stored log, in its own encoding. Opening it is the lookup, so an append
+/// costs no more system calls than before a store could hold both encodings.
+fn append_stored(
+    options: &JsonlOptions,
+    header: &SessionHeader,
+    plain: &[u8],
+) -> Result<(), BackendError> {
+    for compression in [options.compression, options.compression.opposite()] {
+        let path = log_path(
+            &options.root,
+            header.cwd.as_deref(),
+            &header.id,
+            compression,
+        )
+        .map_err(layout_error)?;
+        if let Some(target) = open_for_append(&path)? {
+            let batch = encode(compression, plain, &path)?;
+            return append_durable(target, &path, &batch);
+        }
+    }
+    // Neither log is there: report it as the configured one.
+    existing_log(options, header).map(drop)
 }
 
 fn append_events(
@@ -275,6 +192,10 @@ fn append_events(
     events: &[Arc<SessionEvent>],
     materialized: bool,
 ) -> Result<(), BackendError> {
+    let plain = batch_text(events, options.pack_chunks)?;
+    if materialized {
+        return append_stored(options, header, &plain);
+    }
     let path = log_path(
         &options.root,
         header.cwd.as_deref(),
@@ -282,10 +203,7 @@ fn append_events(
         options.compression,
     )
     .map_err(layout_error)?;
-    let batch = encode(options, &batch_text(events, options.pack_chunks)?, &path)?;
-    if materialized {
-        return append_durable(&path, &batch);
-    }
+    let batch = encode(options.compression, &plain, &path)?;
     let opposite = log_path(
         &options.root,
         header.cwd.as_deref(),
@@ -293,24 +211,25 @@ fn append_events(
         options.compression.opposite(),
     )
     .map_err(layout_error)?;
-    if exists(&opposite)? {
-        return Err(encoding_mismatch(options, &opposite));
-    }
     let project = project_dir(&options.root, header.cwd.as_deref()).map_err(layout_error)?;
     let dir =
         session_dir(&options.root, header.cwd.as_deref(), &header.id).map_err(layout_error)?;
     make_dir_durable(&options.root)?;
     make_dir_durable(&project)?;
     make_dir_durable(&dir)?;
-    if exists(&path)? {
-        return Err(BackendError::Invalid(format!(
-            "refusing to materialize \"{}\": a log already exists on disk (load/resume it instead)",
-            header.id
-        )));
+    for existing in [&path, &opposite] {
+        if exists(existing)? {
+            return Err(BackendError::Invalid(format!(
+                "refusing to materialize \"{}\": a log already exists at \"{}\" (load/resume \
+                 it instead)",
+                header.id,
+                existing.display()
+            )));
+        }
     }
     let mut header_text = header_line(header).into_bytes();
     header_text.push(b'\n');
-    let mut content = encode(options, &header_text, &path)?;
+    let mut content = encode(options.compression, &header_text, &path)?;
     content.extend_from_slice(&batch);
     publish_new(&path, &content)
 }
@@ -319,51 +238,23 @@ fn load(
     options: &JsonlOptions,
     id: &str,
 ) -> Result<Option<StoredLog<JsonlTornMarker>>, BackendError> {
-    let Some(path) = find_log(options, id)? else {
+    let Some(found) = find_log(&options.root, id)? else {
         return Ok(None);
     };
-    let (bytes, revision) = read_stable(&path)?;
+    let (bytes, revision) = read_stable(&found.path)?;
     let ReadLog {
         header,
         events,
         torn,
         ..
-    } = decode_log(&bytes, options.compression, &path)?;
-    assert_identity(options, &path, &header, Some(id))?;
+    } = decode_log(&bytes, found.compression, &found.path)?;
+    assert_identity(&options.root, &found, &header, Some(id))?;
     Ok(Some(StoredLog {
         header,
         events,
         revision,
         torn,
     }))
-}
-
-fn list(options: &JsonlOptions) -> Result<Vec<(SessionHeader, PathBuf)>, BackendError> {
-    let mut found: Vec<(SessionHeader, PathBuf)> = Vec::new();
-    for project in list_dirs(&options.root)? {
-        for dir in session_dirs(&project)? {
-            let opposite = dir.join(options.compression.opposite().transcript_name());
-            if exists(&opposite)? {
-                return Err(encoding_mismatch(options, &opposite));
-            }
-            let path = dir.join(options.compression.transcript_name());
-            if !exists(&path)? {
-                continue;
-            }
-            let Some(header) = read_header_only(&path, options.compression)? else {
-                continue;
-            };
-            assert_identity(options, &path, &header, None)?;
-            if found.iter().any(|(seen, _)| seen.id == header.id) {
-                return Err(BackendError::Corrupt(format!(
-                    "duplicate JSONL session id \"{}\" appears in multiple project directories",
-                    header.id
-                )));
-            }
-            found.push((header, path));
-        }
-    }
-    Ok(found)
 }
 
 #[async_trait]
@@ -384,8 +275,8 @@ impl PersistenceBackend for JsonlBackend {
 
     async fn read_stored_revision(&self, id: &str) -> Result<Option<String>, BackendError> {
         let id = id.to_owned();
-        self.blocking(move |options| match find_log(options, &id)? {
-            Some(path) => revision(&path),
+        self.blocking(move |options| match find_log(&options.root, &id)? {
+            Some(found) => revision(&found.path),
             None => Ok(None),
         })
         .await
@@ -414,14 +305,8 @@ impl PersistenceBackend for JsonlBackend {
         self.write(move |options| {
             let mut events = Vec::new();
             if let Some(marker) = torn {
-                let path = log_path(
-                    &options.root,
-                    header.cwd.as_deref(),
-                    &header.id,
-                    options.compression,
-                )
-                .map_err(layout_error)?;
-                truncate_durable(&path, marker.truncate_to)?;
+                let found = existing_log(options, &header)?;
+                truncate_durable(&found.path, marker.truncate_to)?;
                 events.extend(marker.recovered.into_iter().map(Arc::new));
             }
             events.extend(closers);
@@ -433,27 +318,43 @@ impl PersistenceBackend for JsonlBackend {
         .await
     }
 
-    async fn list(&self) -> Result<Vec<SessionHeader>, BackendError> {
+    async fn list(&self) -> Result<SessionListing, BackendError> {
         self.blocking(|options| {
-            Ok(list(options)?
-                .into_iter()
-                .map(|(header, _)| header)
-                .collect())
+            let scan = scan(&options.root)?;
+            Ok(SessionListing {
+                sessions: scan
+                    .listed
+                    .into_iter()
+                    .map(|listed| listed.header)
+                    .collect(),
+                unreadable: scan.unreadable,
+            })
         })
         .await
     }
 
-    async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, BackendError> {
+    async fn list_snapshots(&self) -> Result<SnapshotListing, BackendError> {
         self.blocking(|options| {
-            let mut snapshots = Vec::new();
-            for (header, path) in list(options)? {
-                if let Some(revision) = revision(&path)? {
-                    snapshots.push(PersistenceSnapshot { header, revision });
+            let scan = scan(&options.root)?;
+            let mut snapshots = Vec::with_capacity(scan.listed.len());
+            for listed in scan.listed {
+                if let Some(revision) = revision(&listed.path)? {
+                    snapshots.push(PersistenceSnapshot {
+                        header: listed.header,
+                        revision,
+                    });
                 }
             }
-            Ok(snapshots)
+            Ok(SnapshotListing {
+                snapshots,
+                unreadable: scan.unreadable,
+            })
         })
         .await
+    }
+
+    fn storage_paths(&self) -> Vec<(PathBuf, String)> {
+        vec![(self.inner.root.clone(), STORE_OWNER.to_owned())]
     }
 
     fn locate(&self, header: &SessionHeader) -> Option<SessionLocation> {
@@ -478,11 +379,11 @@ impl PersistenceBackend for JsonlBackend {
     async fn read_raw(&self, id: &str) -> Result<Option<SessionRawArtifact>, BackendError> {
         let id = id.to_owned();
         self.blocking(move |options| {
-            let Some(path) = find_log(options, &id)? else {
+            let Some(FoundLog { path, compression }) = find_log(&options.root, &id)? else {
                 return Ok(None);
             };
             let (bytes, _) = read_stable(&path)?;
-            let text = crate::decode::decode_text(&bytes, options.compression, &path)?;
+            let text = crate::decode::decode_text(&bytes, compression, &path)?;
             let first = text.split('\n').next().unwrap_or_default();
             let header = match crate::header_line::parse_header_line(first.as_bytes()) {
                 Ok(header) if header.id == id => header,

@@ -241,19 +241,27 @@ pub fn decode_text(
         .map_err(|_| corrupt("corrupt session log: the text is not UTF-8", path))
 }
 
-/// Reads only the header of a log (the first line or the first frame), for listing.
-/// `Ok(None)` for an empty, half-written, or non-header file.
+/// Reads only the header of a log (the first line or the first frame), for listing. A log is
+/// published whole (header included), so an empty log, a first line or frame that never
+/// ends, or a first line that is not a header is damage, reported naming the file. A header
+/// of another format version is returned (opening that log is refused elsewhere).
 pub fn read_header_only(
     path: &Path,
     compression: Compression,
-) -> Result<Option<SessionHeader>, BackendError> {
+) -> Result<SessionHeader, BackendError> {
     const LIMIT: usize = 1 << 20;
     let line = match compression {
         Compression::None => {
             let bytes = read_prefix_until(path, LIMIT, |bytes| bytes.contains(&b'\n'))?;
             match bytes.iter().position(|&byte| byte == b'\n') {
                 Some(end) => bytes.get(..end).unwrap_or_default().to_vec(),
-                None => return Ok(None),
+                None if bytes.is_empty() => return Err(corrupt("empty session log", path)),
+                None => {
+                    return Err(corrupt(
+                        "header-less session log: the first line does not end",
+                        path,
+                    ));
+                }
             }
         }
         Compression::Zstd => {
@@ -263,7 +271,12 @@ pub fn read_header_only(
             let bytes = read_prefix_until(path, LIMIT, complete)?;
             let scan = scan_frames_up_to(&bytes, 1).map_err(|error| corrupt(error, path))?;
             let Some(frame) = scan.frames.first() else {
-                return Ok(None);
+                let what = if bytes.is_empty() {
+                    "empty Zstandard session log"
+                } else {
+                    "header-less Zstandard session log: the first frame does not end"
+                };
+                return Err(corrupt(what, path));
             };
             let mut plain = Vec::new();
             FrameDecoder::new()
@@ -287,10 +300,10 @@ pub fn read_header_only(
         }
     };
     match parse_header_line(&line) {
-        Ok(header) => Ok(Some(header)),
-        Err(HeaderProblem::ForeignVersion(_)) => Ok(parse_header_line_any_version(&line)),
-        // A header of the right shape that dsh refuses to read: refused here too, not hidden.
-        Err(problem @ HeaderProblem::Retired) => Err(corrupt(problem.message(), path)),
-        Err(_) => Ok(None),
+        Ok(header) => Ok(header),
+        Err(problem @ HeaderProblem::ForeignVersion(_)) => {
+            parse_header_line_any_version(&line).ok_or_else(|| header_error(&problem, path))
+        }
+        Err(problem) => Err(header_error(&problem, path)),
     }
 }

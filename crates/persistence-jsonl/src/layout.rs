@@ -132,6 +132,38 @@ pub fn encode_segment(raw: &str) -> Result<String, LayoutError> {
     Ok(out)
 }
 
+/// The string whose [`encode_segment`] is `encoded`, such as the session id a session
+/// directory is named after; `None` when no string encodes to `encoded` (a name dsh did not
+/// write).
+pub fn decode_segment(encoded: &str) -> Option<String> {
+    match encoded {
+        "~002E" => return Some(".".to_owned()),
+        "~002E~002E" => return Some("..".to_owned()),
+        _ => {}
+    }
+    let mut units = Vec::with_capacity(encoded.len());
+    let mut rest = encoded.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        if first == b'~' {
+            let hex = tail.get(..4)?;
+            if !hex
+                .iter()
+                .all(|digit| digit.is_ascii_digit() || (b'A'..=b'F').contains(digit))
+            {
+                return None;
+            }
+            units.push(u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            rest = tail.get(4..)?;
+        } else {
+            units.push(u16::from(first));
+            rest = tail;
+        }
+    }
+    let decoded = String::from_utf16(&units).ok()?;
+    // Only the one spelling encode_segment writes decodes (no literal `~`, no `~0041`).
+    (encode_segment(&decoded).ok()? == encoded).then_some(decoded)
+}
+
 /// Build the readable, lossy project directory name for a session's `cwd`.
 ///
 /// A run of `/`, `\` or `:` becomes one `-`; `[A-Za-z0-9._-]` stays literal; every other
@@ -211,30 +243,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Test-only inverse of [`encode_segment`]; its existence proves injectivity.
-    fn decode_segment(encoded: &str) -> String {
-        if encoded == "~002E" {
-            return ".".to_owned();
-        }
-        if encoded == "~002E~002E" {
-            return "..".to_owned();
-        }
-        let bytes = encoded.as_bytes();
-        let mut units = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'~' {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 5]).unwrap();
-                units.push(u16::from_str_radix(hex, 16).unwrap());
-                i += 5;
-            } else {
-                units.push(u16::from(bytes[i]));
-                i += 1;
-            }
-        }
-        String::from_utf16(&units).unwrap()
-    }
-
     #[test]
     fn encode_segment_neutralizes_traversal_separators_and_absolute_paths() {
         let cases = [
@@ -270,6 +278,18 @@ mod tests {
             encode_segment("~002E").unwrap(),
             encode_segment(".").unwrap()
         );
+    }
+
+    #[test]
+    fn decode_segment_reads_only_what_encode_segment_writes() {
+        assert_eq!(decode_segment("a~002Fb").as_deref(), Some("a/b"));
+        assert_eq!(decode_segment("~002E~002E").as_deref(), Some(".."));
+        assert_eq!(decode_segment("~D83D~DE00").as_deref(), Some("😀"));
+        // A safe character spelled as an escape, a lowercase escape, a cut escape, a bare
+        // `~`, or a lone surrogate: no id encodes to these.
+        for name in ["~0041", "a~002fb", "a~00", "~", "..", "~D83D", "a b"] {
+            assert_eq!(decode_segment(name), None, "{name:?}");
+        }
     }
 
     #[test]
@@ -433,7 +453,7 @@ mod tests {
         #[test]
         fn encode_segment_round_trips(raw in any::<String>()) {
             prop_assume!(!raw.is_empty());
-            prop_assert_eq!(decode_segment(&encode_segment(&raw).unwrap()), raw);
+            prop_assert_eq!(decode_segment(&encode_segment(&raw).unwrap()), Some(raw));
         }
 
         #[test]

@@ -10,6 +10,8 @@ pub mod decode;
 mod files;
 pub mod header_line;
 pub mod layout;
+mod listing;
+mod lookup;
 pub mod plugin;
 pub mod scan;
 pub mod zstd_frames;

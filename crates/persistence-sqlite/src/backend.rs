@@ -3,9 +3,12 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use dsh_persistence::{BackendError, PersistenceBackend, PersistenceSnapshot, StoredLog};
+use dsh_persistence::{
+    BackendError, PersistenceBackend, SessionListing, SnapshotListing, StoredLog,
+};
 use dsh_session::{SessionEvent, SessionHeader};
 
+use crate::path_checks::DatabasePath;
 use crate::store::{SqliteOptions, Store};
 
 /// dsh 0.1's SQLite backend: every session in one database of schema 17.
@@ -71,6 +74,21 @@ impl PersistenceBackend for SqliteBackend {
     /// The seq of the first row to delete.
     type TornMarker = u64;
 
+    fn storage_paths(&self) -> Vec<(std::path::PathBuf, String)> {
+        // The directory, not only the file: SQLite would replay a `-wal` or `-journal`
+        // file planted next to the database.
+        match &lock(&self.store).options().path {
+            DatabasePath::File(file) => file
+                .parent()
+                .map(|dir| {
+                    let owner = format!("the directory of the session database {}", file.display());
+                    vec![(dir.to_path_buf(), owner)]
+                })
+                .unwrap_or_default(),
+            DatabasePath::Memory => Vec::new(),
+        }
+    }
+
     fn name(&self) -> &'static str {
         "sqlite"
     }
@@ -116,16 +134,26 @@ impl PersistenceBackend for SqliteBackend {
             .await
     }
 
-    async fn list(&self) -> Result<Vec<SessionHeader>, BackendError> {
-        let snapshots = self.list_snapshots().await?;
-        Ok(snapshots
-            .into_iter()
-            .map(|snapshot| snapshot.header)
-            .collect())
+    async fn list(&self) -> Result<SessionListing, BackendError> {
+        let SnapshotListing {
+            snapshots,
+            unreadable,
+        } = self.list_snapshots().await?;
+        Ok(SessionListing {
+            sessions: snapshots
+                .into_iter()
+                .map(|snapshot| snapshot.header)
+                .collect(),
+            unreadable,
+        })
     }
 
-    async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, BackendError> {
+    async fn list_snapshots(&self) -> Result<SnapshotListing, BackendError> {
         self.read(Store::list).await
+    }
+
+    async fn check_writable(&self) -> Result<(), BackendError> {
+        self.read(|store| store.check_writable()).await
     }
 
     async fn close(&self) {

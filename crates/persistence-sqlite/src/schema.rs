@@ -67,10 +67,22 @@ pub(crate) struct Database {
     pub identity: String,
     /// The schema cookie last validated, so a mutation re-validates only after a change.
     validated_cookie: Option<i64>,
-    /// Opened for reading only (the file is not writable by this process).
-    read_only: bool,
+    /// Why this connection must not write, when it was opened for reading only.
+    read_only: Option<String>,
+    /// The journal mode to select before the first write, when opened for reading (selecting
+    /// it may rewrite the file header, and a read changes nothing).
+    pending_journal: Option<(JournalMode, Duration)>,
     /// What this connection's last write left behind, while no other connection writes.
     pub tail_cache: TailCache,
+}
+
+/// What the ownership check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// A dsh schema-17 database.
+    Ours,
+    /// An empty database: no version, no application id, no objects.
+    Empty,
 }
 
 fn sqlite(path: &DatabasePath, error: &rusqlite::Error) -> BackendError {
@@ -80,17 +92,31 @@ fn sqlite(path: &DatabasePath, error: &rusqlite::Error) -> BackendError {
     ))
 }
 
+/// Flags of every connection: no link is followed to the database file.
+fn base_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_EXRESCODE
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW
+}
+
 impl Database {
-    /// Opens `path` (which must exist when it is a file) and validates or initializes it.
-    pub fn open(
+    fn connect(path: &DatabasePath, conn: Connection, read_only: Option<String>) -> Self {
+        Self {
+            conn,
+            path: path.clone(),
+            identity: String::new(),
+            validated_cookie: None,
+            read_only,
+            pending_journal: None,
+            tail_cache: TailCache::default(),
+        }
+    }
+
+    fn connect_read_write(
         path: &DatabasePath,
-        journal: JournalMode,
         busy_timeout: Duration,
     ) -> Result<Self, BackendError> {
-        let deadline = Instant::now() + busy_timeout;
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_EXRESCODE;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | base_flags();
         let conn = match path {
             DatabasePath::Memory => Connection::open_in_memory_with_flags(flags),
             DatabasePath::File(file) => Connection::open_with_flags(file, flags),
@@ -98,15 +124,20 @@ impl Database {
         .map_err(|error| sqlite(path, &error))?;
         conn.busy_timeout(busy_timeout)
             .map_err(|error| sqlite(path, &error))?;
-        let mut database = Self {
-            conn,
-            path: path.clone(),
-            identity: String::new(),
-            validated_cookie: None,
-            read_only: false,
-            tail_cache: TailCache::default(),
-        };
+        let database = Self::connect(path, conn, None);
         database.secure_connection()?;
+        Ok(database)
+    }
+
+    /// Opens `path` (which must exist when it is a file) for writing: validates it, or
+    /// initializes it when it is empty.
+    pub fn open(
+        path: &DatabasePath,
+        journal: JournalMode,
+        busy_timeout: Duration,
+    ) -> Result<Self, BackendError> {
+        let deadline = Instant::now() + busy_timeout;
+        let mut database = Self::connect_read_write(path, busy_timeout)?;
         database.claim_schema()?;
         database.select_journal(journal, deadline)?;
         database.require_full_sync()?;
@@ -114,53 +145,79 @@ impl Database {
         Ok(database)
     }
 
-    /// Opens a database file this process may not write, for reading only.
+    /// Opens a database file this process may write, for reading: it is validated but never
+    /// initialized, and its journal mode is selected only before the first write.
+    /// `Ok(None)` for an empty database, which holds no sessions.
+    pub fn open_for_reading(
+        file: &std::path::Path,
+        journal: JournalMode,
+        busy_timeout: Duration,
+    ) -> Result<Option<Self>, BackendError> {
+        let path = DatabasePath::File(file.to_path_buf());
+        let mut database = Self::connect_read_write(&path, busy_timeout)?;
+        if database.check_in_read_transaction()? == Claim::Empty {
+            return Ok(None);
+        }
+        database.require_full_sync()?;
+        database.identity = database.identity()?;
+        database.pending_journal = Some((journal, busy_timeout));
+        Ok(Some(database))
+    }
+
+    /// Opens a database file this process must not write (`refusal` says why), for reading
+    /// only; `Ok(None)` for an empty database.
     ///
     /// SQLite would open such a file read-only on its own, but could then create a `-shm` file
     /// with the database's read-only mode, which keeps every later writer out even after a
     /// `chmod`. So it is opened `immutable`: no locks, no lock files. That is only sound when
     /// no write-ahead log is waiting to be merged, so a non-empty `-wal` is refused.
-    pub fn open_read_only(file: &std::path::Path) -> Result<Self, BackendError> {
+    pub fn open_read_only(
+        file: &std::path::Path,
+        refusal: String,
+    ) -> Result<Option<Self>, BackendError> {
         let path = DatabasePath::File(file.to_path_buf());
         if let Some(wal) = crate::path_checks::pending_wal(file) {
             return Err(BackendError::Invalid(format!(
-                "session database at \"{}\" is read-only for this user but its write-ahead log \
-                 {} still holds writes; make it writable (`chmod u+w`) so SQLite can merge them",
-                file.display(),
+                "{refusal}; its write-ahead log {} still holds writes that only a writer can \
+                 merge",
                 wal.display()
             )));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_EXRESCODE;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | base_flags();
         let conn = Connection::open_with_flags(immutable_uri(file), flags)
             .map_err(|error| sqlite(&path, &error))?;
-        let mut database = Self {
-            conn,
-            path,
-            identity: String::new(),
-            validated_cookie: None,
-            read_only: true,
-            tail_cache: TailCache::default(),
-        };
+        let mut database = Self::connect(&path, conn, Some(refusal));
         database.secure_connection()?;
-        database.exec(sql::BEGIN)?;
-        let checked = database.check_ownership(false);
-        let _ = database.conn.execute_batch(sql::ROLLBACK);
-        checked?;
+        if database.check_in_read_transaction()? == Claim::Empty {
+            return Ok(None);
+        }
         database.identity = database.identity()?;
-        Ok(database)
+        Ok(Some(database))
     }
 
-    /// Refuses writes to a database opened with [`Database::open_read_only`].
-    pub fn require_writable(&self) -> Result<(), BackendError> {
-        if self.read_only {
-            return Err(BackendError::Invalid(format!(
-                "session database at \"{}\" is read-only for this user; make it writable \
-                 (`chmod u+w`) to write sessions to it",
-                self.path.display()
-            )));
+    /// The ownership check in a read transaction: nothing is written, an empty database is
+    /// reported as such.
+    fn check_in_read_transaction(&mut self) -> Result<Claim, BackendError> {
+        self.exec(sql::BEGIN)?;
+        let checked = self.check_ownership();
+        let _ = self.conn.execute_batch(sql::ROLLBACK);
+        checked
+    }
+
+    /// Why this connection must not write, when it was opened for reading only.
+    pub fn refusal(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    /// Makes the connection ready for a write: refuses one opened for reading only, and
+    /// selects the journal mode a reading open left for later.
+    pub fn ready_for_writes(&mut self) -> Result<(), BackendError> {
+        if let Some(refusal) = &self.read_only {
+            return Err(BackendError::Invalid(refusal.clone()));
+        }
+        if let Some((journal, busy_timeout)) = self.pending_journal {
+            self.select_journal(journal, Instant::now() + busy_timeout)?;
+            self.pending_journal = None;
         }
         Ok(())
     }
@@ -226,7 +283,13 @@ impl Database {
     /// ours. Nothing is written to a database that fails the check.
     fn claim_schema(&mut self) -> Result<(), BackendError> {
         self.exec(sql::BEGIN_IMMEDIATE)?;
-        let outcome = self.check_ownership(true);
+        let outcome = match self.check_ownership() {
+            Ok(Claim::Ours) => Ok(()),
+            Ok(Claim::Empty) => self
+                .initialize()
+                .and_then(|()| self.require_schema_objects()),
+            Err(error) => Err(error),
+        };
         match outcome {
             Ok(()) => self.exec(sql::COMMIT),
             Err(error) => {
@@ -236,9 +299,9 @@ impl Database {
         }
     }
 
-    /// The ownership checks, inside the caller's transaction; an empty database is initialized
-    /// when `may_initialize`, and refused otherwise.
-    fn check_ownership(&mut self, may_initialize: bool) -> Result<(), BackendError> {
+    /// The ownership checks, inside the caller's transaction: a dsh schema-17 database with
+    /// dsh's tables, or an empty one; anything else is refused.
+    fn check_ownership(&mut self) -> Result<Claim, BackendError> {
         let version = self.int(sql::USER_VERSION)?;
         let application = self.int(sql::APPLICATION_ID_PRAGMA)?;
         let objects = self.int(sql::USER_OBJECT_COUNT)?;
@@ -266,15 +329,10 @@ impl Database {
             )));
         }
         if version == 0 {
-            if !may_initialize {
-                return Err(BackendError::Invalid(format!(
-                    "session database at \"{path}\" is empty and read-only for this user; make \
-                     it writable (`chmod u+w`) or remove it"
-                )));
-            }
-            self.initialize()?;
+            return Ok(Claim::Empty);
         }
-        self.require_schema_objects()
+        self.require_schema_objects()?;
+        Ok(Claim::Ours)
     }
 
     fn initialize(&self) -> Result<(), BackendError> {
@@ -505,20 +563,67 @@ mod tests {
             names
         };
         let before = listing(dir.path());
-        let database = Database::open_read_only(&file).unwrap();
+        let mut database = Database::open_read_only(&file, "refused: read-only".into())
+            .unwrap()
+            .unwrap();
         assert_eq!(database.int(sql::USER_VERSION).unwrap(), 17);
         assert_eq!(listing(dir.path()), before, "no -wal or -shm appears");
-        let error = database.require_writable().unwrap_err().to_string();
-        assert!(error.contains("read-only for this user"), "{error}");
+        let error = database.ready_for_writes().unwrap_err().to_string();
+        assert_eq!(error, "refused: read-only");
 
         std::fs::write(dir.path().join("odd ?#% name.sqlite-wal"), b"pending").unwrap();
-        let error = Database::open_read_only(&file).err().unwrap().to_string();
+        let error = Database::open_read_only(&file, "refused".into())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("still holds writes"), "{error}");
 
         let empty = dir.path().join("empty.sqlite");
         std::fs::write(&empty, b"").unwrap();
-        let error = Database::open_read_only(&empty).err().unwrap().to_string();
-        assert!(error.contains("is empty and read-only"), "{error}");
+        assert!(
+            Database::open_read_only(&empty, "refused".into())
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_reading_open_never_initializes_nor_switches_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        // An empty SQLite database with a header page: nothing is written into it.
+        let empty = dir.path().join("empty.sqlite");
+        let conn = Connection::open(&empty).unwrap();
+        conn.execute_batch("PRAGMA page_size = 4096; VACUUM;")
+            .unwrap();
+        drop(conn);
+        let bytes = std::fs::read(&empty).unwrap();
+        assert!(!bytes.is_empty());
+        let opened =
+            Database::open_for_reading(&empty, JournalMode::Wal, Duration::from_secs(1)).unwrap();
+        assert!(opened.is_none());
+        assert_eq!(std::fs::read(&empty).unwrap(), bytes);
+
+        // A dsh database in rollback-journal mode stays so until the first write.
+        let file = dir.path().join("delete.sqlite");
+        std::fs::write(&file, b"").unwrap();
+        let path = DatabasePath::File(file.clone());
+        drop(Database::open(&path, JournalMode::Delete, Duration::from_secs(1)).unwrap());
+        let bytes = std::fs::read(&file).unwrap();
+        let mut database =
+            Database::open_for_reading(&file, JournalMode::Wal, Duration::from_secs(1))
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            bytes,
+            "a read changes nothing"
+        );
+        database.ready_for_writes().unwrap();
+        let mode: String = database
+            .conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
     }
 
     #[test]

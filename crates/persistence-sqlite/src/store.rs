@@ -7,7 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_persistence::{BackendError, PersistenceSnapshot, StoredLog};
+use dsh_persistence::{
+    BackendError, PersistenceError, PersistenceSnapshot, SnapshotListing, StoredLog,
+    UnreadableSession,
+};
 use dsh_session::store::random_uuid;
 use dsh_session::{SessionEvent, SessionHeader};
 use rusqlite::{OptionalExtension, Params};
@@ -56,34 +59,43 @@ impl Store {
         &self.options
     }
 
-    /// The open database; `None` for a read of a file that does not exist yet.
+    /// The open database; `None` for a read of a database file that is missing, empty (zero
+    /// bytes) or holds no schema yet: it holds no sessions, and a read creates nothing.
     fn database(&mut self, for_write: bool) -> Result<Option<&mut Database>> {
         if self.database.is_none() {
-            if let DatabasePath::File(path) = &self.options.path {
-                if for_write {
-                    path_checks::prepare_for_write(path)?;
-                } else if path_checks::exists(path)? {
-                    path_checks::check_existing(path)?;
-                } else {
-                    return Ok(None);
-                }
-                // Warn where it matters: when sessions are about to be written into it.
-                if for_write {
-                    path_checks::warn_if_shared(path);
-                }
-                if !path_checks::writable(path) {
-                    self.database = Some(Database::open_read_only(path)?);
-                }
-            }
-            if self.database.is_none() {
-                self.database = Some(Database::open(
-                    &self.options.path,
-                    self.options.journal_mode,
-                    self.options.busy_timeout,
-                )?);
-            }
+            self.database = self.open(for_write)?;
         }
         Ok(self.database.as_mut())
+    }
+
+    fn open(&self, for_write: bool) -> Result<Option<Database>> {
+        let SqliteOptions {
+            path,
+            journal_mode,
+            busy_timeout,
+        } = &self.options;
+        let DatabasePath::File(file) = path else {
+            return Database::open(path, *journal_mode, *busy_timeout).map(Some);
+        };
+        let found = path_checks::check_existing(file)?;
+        let refusal = path_checks::write_refusal(file)?;
+        if for_write {
+            if let Some(refusal) = refusal {
+                return Err(BackendError::Invalid(refusal));
+            }
+            path_checks::prepare_for_write(file)?;
+            // Warn where it matters: when sessions are about to be written into it.
+            path_checks::warn_if_shared(file);
+            return Database::open(path, *journal_mode, *busy_timeout).map(Some);
+        }
+        match found {
+            None => Ok(None),
+            Some(found) if found.len == 0 => Ok(None),
+            Some(_) => match refusal {
+                Some(refusal) => Database::open_read_only(file, refusal),
+                None => Database::open_for_reading(file, *journal_mode, *busy_timeout),
+            },
+        }
     }
 
     fn writable(&mut self) -> Result<&mut Database> {
@@ -93,8 +105,24 @@ impl Store {
                 "session database at \"{path}\" could not be opened"
             ))
         })?;
-        db.require_writable()?;
+        db.ready_for_writes()?;
         Ok(db)
+    }
+
+    /// Refuses when the database must not be written (see [`path_checks::write_refusal`]).
+    pub fn check_writable(&self) -> Result<()> {
+        if let Some(db) = &self.database {
+            return db.refusal().map_or(Ok(()), |refusal| {
+                Err(BackendError::Invalid(refusal.to_owned()))
+            });
+        }
+        match &self.options.path {
+            DatabasePath::Memory => Ok(()),
+            DatabasePath::File(file) => match path_checks::write_refusal(file)? {
+                Some(refusal) => Err(BackendError::Invalid(refusal)),
+                None => Ok(()),
+            },
+        }
     }
 
     /// Closes the connection (SQLite checkpoints a WAL when its last connection closes).
@@ -160,11 +188,11 @@ impl Store {
         Ok(session_row(db, id)?.map(|row| row.revision(&db.identity)))
     }
 
-    /// Every session row with its header and revision; a row of another format version is
-    /// listed (loading it is refused).
-    pub fn list(&mut self) -> Result<Vec<PersistenceSnapshot>> {
+    /// Every session row with its header and revision, and each row that cannot be read; a
+    /// row of another format version is listed (loading it is refused).
+    pub fn list(&mut self) -> Result<SnapshotListing> {
         let Some(db) = self.database(false)? else {
-            return Ok(Vec::new());
+            return Ok(SnapshotListing::default());
         };
         let mut statement = db
             .conn
@@ -176,8 +204,29 @@ impl Store {
             .map_err(|error| db.fail(&error))?;
         drop(statement);
         let mut snapshots = Vec::with_capacity(rows.len());
+        let mut unreadable = Vec::new();
         for row in rows {
-            let row = row.map_err(|(id, reason)| bad_session_row(db, &id, &reason))?;
+            let row = match row {
+                Ok(row) => row,
+                Err((id, reason)) => {
+                    let error = bad_session_row(db, &id, &reason);
+                    let (id, error) = if id.is_empty() {
+                        (None, error.to_string())
+                    } else {
+                        let error = PersistenceError::of_session(&id, error).to_string();
+                        (Some(id), error)
+                    };
+                    unreadable.push(UnreadableSession {
+                        id,
+                        path: match &db.path {
+                            DatabasePath::File(file) => Some(file.clone()),
+                            DatabasePath::Memory => None,
+                        },
+                        error,
+                    });
+                    continue;
+                }
+            };
             match row.listed_header() {
                 Some(header) => snapshots.push(PersistenceSnapshot {
                     header,
@@ -191,7 +240,10 @@ impl Store {
                 ),
             }
         }
-        Ok(snapshots)
+        Ok(SnapshotListing {
+            snapshots,
+            unreadable,
+        })
     }
 
     /// Appends a contiguous batch in one transaction, after the stale-writer check.

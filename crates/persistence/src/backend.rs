@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use dsh_session::{SessionEvent, SessionHeader};
 
 use crate::error::BackendError;
-use crate::seam::{PersistenceSnapshot, SessionLocation, SessionRawArtifact};
+use crate::seam::{SessionListing, SessionLocation, SessionRawArtifact, SnapshotListing};
 
 /// A log as found in storage.
 #[derive(Debug)]
@@ -70,15 +70,29 @@ pub trait PersistenceBackend: Send + Sync + 'static {
         closers: &[Arc<SessionEvent>],
     ) -> Result<(), BackendError>;
 
-    /// Headers of every materialized session.
-    async fn list(&self) -> Result<Vec<SessionHeader>, BackendError>;
+    /// Headers of every materialized session, and each artifact that could not be read as
+    /// one. One bad artifact must not fail the listing; only storage that cannot be listed
+    /// at all (an unreadable root, a database that is not ours) is an error.
+    async fn list(&self) -> Result<SessionListing, BackendError>;
 
-    /// Headers with revisions.
-    async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, BackendError>;
+    /// Headers with revisions, and the unreadable artifacts, as [`PersistenceBackend::list`].
+    async fn list_snapshots(&self) -> Result<SnapshotListing, BackendError>;
+
+    /// Refuses early when the store cannot take writes (a database its owner made read-only),
+    /// so a session that is about to be written fails before it starts, with what to do.
+    async fn check_writable(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
 
     /// Where the artifact of `header` lives, for backends with one file per session.
     fn locate(&self, _header: &SessionHeader) -> Option<SessionLocation> {
         None
+    }
+
+    /// The files and directories the backend keeps sessions in, each with what it is
+    /// (see [`crate::SessionPersistence::storage_paths`]).
+    fn storage_paths(&self) -> Vec<(std::path::PathBuf, String)> {
+        Vec::new()
     }
 
     /// The decoded artifact text, for backends that have one.

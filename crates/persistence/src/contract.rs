@@ -384,7 +384,14 @@ async fn list_excludes_sessions_never_appended(open: Opener) -> Result<(), Strin
         .into_iter()
         .map(|h| h.id)
         .collect();
-    equal(ids, vec!["full".to_owned()], "listed ids")
+    equal(ids, vec!["full".to_owned()], "listed ids")?;
+    let listing = open().list_with_unreadable().await.map_err(fail)?;
+    equal(
+        listing.sessions.into_iter().map(|h| h.id).collect(),
+        vec!["full".to_owned()],
+        "ids listed with the unreadable ones",
+    )?;
+    equal(listing.unreadable, Vec::new(), "unreadable artifacts")
 }
 
 async fn read_from_returns_the_stored_suffix(open: Opener) -> Result<(), String> {

@@ -81,6 +81,19 @@ pub enum PersistenceError {
 }
 
 impl PersistenceError {
+    /// A backend failure on session `id`, as the seam reports it: damage is that session's
+    /// corruption, a version refusal stays a refusal, anything else is the backend's error.
+    pub fn of_session(id: &str, error: BackendError) -> Self {
+        match error {
+            BackendError::Corrupt(cause) => Self::Corruption {
+                id: id.to_owned(),
+                cause,
+            },
+            BackendError::FormatUnsupported(message) => Self::FormatUnsupported(message),
+            other => Self::Backend(other),
+        }
+    }
+
     /// Whether the error is a version or vocabulary refusal rather than damage.
     pub fn is_format_refusal(&self) -> bool {
         matches!(

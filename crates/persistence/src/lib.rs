@@ -8,6 +8,7 @@ pub mod backend;
 pub mod contract;
 pub mod coordinator;
 pub mod error;
+pub mod file_kind;
 pub mod live;
 pub mod seam;
 pub mod write_behind;
@@ -15,9 +16,10 @@ pub mod write_behind;
 pub use backend::{PersistenceBackend, StoredLog};
 pub use coordinator::{Coordinator, CoordinatorOptions};
 pub use error::{BackendError, PersistenceError};
+pub use file_kind::file_kind;
 pub use live::install_live_persistence;
 pub use seam::{
-    PersistenceSnapshot, SESSION_PERSISTENCE, SessionInspection, SessionLocation,
-    SessionPersistence, SessionPreparation, SessionRawArtifact,
+    PersistenceSnapshot, SESSION_PERSISTENCE, SessionInspection, SessionListing, SessionLocation,
+    SessionPersistence, SessionPreparation, SessionRawArtifact, SnapshotListing, UnreadableSession,
 };
 pub use write_behind::{DEFAULT_WRITE_BATCH_MAX_DELAY_MS, MAX_WRITE_BATCH_DELAY_MS, WriteBehind};

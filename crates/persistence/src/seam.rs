@@ -50,6 +50,37 @@ pub struct PersistenceSnapshot {
     pub revision: String,
 }
 
+/// A stored artifact that could not be read as a session, found while listing.
+///
+/// One bad log never hides the others: a listing reports it here and goes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableSession {
+    /// The session id, when the storage names one (a JSONL session directory, an SQLite row).
+    pub id: Option<String>,
+    /// Where the artifact is: the log file, the directory, or the database.
+    pub path: Option<PathBuf>,
+    /// What is wrong and what to do; it names the artifact (once).
+    pub error: String,
+}
+
+/// What a listing found: the readable sessions and the artifacts that could not be read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionListing {
+    /// Headers of the readable sessions, unordered.
+    pub sessions: Vec<SessionHeader>,
+    /// Artifacts that could not be read as sessions.
+    pub unreadable: Vec<UnreadableSession>,
+}
+
+/// What a listing with revisions found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SnapshotListing {
+    /// Headers and revisions of the readable sessions, unordered.
+    pub snapshots: Vec<PersistenceSnapshot>,
+    /// Artifacts that could not be read as sessions.
+    pub unreadable: Vec<UnreadableSession>,
+}
+
 /// A resumed session, validated and repaired, not yet live.
 ///
 /// Publish it with `SessionStore::publish`; its log already ends with `session/end-seed`.
@@ -64,6 +95,13 @@ pub struct SessionPreparation {
 pub trait SessionPersistence: Send + Sync {
     /// Where the artifact of `header` lives (no I/O); `None` for stores without files.
     fn locate(&self, header: &SessionHeader) -> Option<SessionLocation>;
+
+    /// The files and directories this store keeps sessions in (no I/O), each with what it
+    /// is in words: the sandbox keeps confined commands from ever writing them. Empty for
+    /// stores without files.
+    fn storage_paths(&self) -> Vec<(PathBuf, String)> {
+        Vec::new()
+    }
 
     /// Whether [`SessionPersistence::read_raw`] is supported.
     fn supports_raw_artifacts(&self) -> bool;
@@ -93,9 +131,21 @@ pub trait SessionPersistence: Send + Sync {
         from_seq: u64,
     ) -> Result<Vec<SessionEvent>, PersistenceError>;
 
-    /// Headers of every materialized session, unordered.
+    /// Headers of every readable materialized session, unordered. Artifacts that cannot be
+    /// read are left out (see [`SessionPersistence::list_with_unreadable`]); only a store
+    /// that cannot be listed at all is an error.
     async fn list(&self) -> Result<Vec<SessionHeader>, PersistenceError>;
 
-    /// Headers with revisions.
+    /// Every readable materialized session, and each stored artifact that could not be read
+    /// as one (a damaged header, a FIFO or directory in place of a log, ...). Stores that
+    /// cannot find unreadable artifacts report none.
+    async fn list_with_unreadable(&self) -> Result<SessionListing, PersistenceError> {
+        Ok(SessionListing {
+            sessions: self.list().await?,
+            unreadable: Vec::new(),
+        })
+    }
+
+    /// Headers with revisions of every readable session, as [`SessionPersistence::list`].
     async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, PersistenceError>;
 }

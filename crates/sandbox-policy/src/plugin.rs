@@ -4,11 +4,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_shell::{NetworkPolicy, SANDBOX_POLICY, SandboxMode, SandboxPolicyService};
+use dsh_shell::{
+    NetworkPolicy, ProtectedPath, SANDBOX_POLICY, SANDBOX_PROTECTION, SandboxMode,
+    SandboxPolicyService, SandboxProtection,
+};
 use serde::Deserialize;
 
 use crate::prompt::PolicyContext;
 use crate::service::LocalSandboxPolicy;
+
+/// How a path of the row's `protectedPaths` is named in messages.
+pub const CONFIGURED_OWNER: &str = "listed in the sandbox-policy row's protectedPaths";
 
 /// Row config of `dsh-sandbox-policy`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -24,6 +30,10 @@ pub struct SandboxPolicyConfig {
     /// than Unix sockets.
     #[serde(default)]
     pub network: NetworkPolicy,
+    /// More paths confined commands may read but never write, even inside the workspace
+    /// (dsh's own files are protected without being listed here).
+    #[serde(default)]
+    pub protected_paths: Vec<PathBuf>,
 }
 
 impl SandboxPolicyConfig {
@@ -57,12 +67,26 @@ impl Plugin for SandboxPolicyPlugin {
             Some(root) => std::path::absolute(root)?,
             None => std::env::current_dir()?,
         };
-        let local = Arc::new(LocalSandboxPolicy::new(
-            mode,
-            &root,
-            config.network,
-            Some(ctx.clone()),
-        ));
+        // The launcher provides the registry on the root before any row mounts; a tree
+        // booted without one gets its own here.
+        let protection = match ctx.get(&SANDBOX_PROTECTION) {
+            Some(protection) => protection,
+            None => {
+                let own = SandboxProtection::new();
+                ctx.provide(&SANDBOX_PROTECTION, Arc::clone(&own))?;
+                own
+            }
+        };
+        let mut held = Vec::new();
+        for path in &config.protected_paths {
+            let path = std::path::absolute(path)?;
+            held.push(protection.protect_path(ProtectedPath::new(path, CONFIGURED_OWNER)));
+        }
+        ctx.effect(move || drop(held))?;
+        let local = Arc::new(
+            LocalSandboxPolicy::new(mode, &root, config.network, Some(ctx.clone()))
+                .with_protection(protection),
+        );
         let service: Arc<dyn SandboxPolicyService> = local.clone();
         ctx.provide(&SANDBOX_POLICY, service)?;
         ctx.plugin(PolicyContext { policy: local }, serde_json::Value::Null)?;
@@ -117,6 +141,45 @@ mod tests {
         assert_eq!(after.mode, SandboxMode::WorkspaceWrite);
         assert_eq!(after.workspace_root, std::path::PathBuf::from("/"));
         assert_eq!(policy.standing().mode, SandboxMode::ReadOnly);
+        kernel.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn resolved_policies_carry_the_registry_s_and_the_row_s_protected_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let kernel = Kernel::new().unwrap();
+        let ctx = kernel.root();
+        let registry = SandboxProtection::new();
+        let home = registry.protect_path(ProtectedPath::new(dir.path().join(".dsh"), "home"));
+        ctx.provide(&SANDBOX_PROTECTION, Arc::clone(&registry))
+            .unwrap();
+        ctx.plugin(
+            SandboxPolicyPlugin,
+            json!({"workspaceRoot": dir.path(), "protectedPaths": ["/srv/keep"]}),
+        )
+        .unwrap();
+        kernel.settle().await;
+        let policy = ctx.get(&SANDBOX_POLICY).unwrap();
+        assert_eq!(
+            policy.standing().protected_paths,
+            vec![
+                ProtectedPath::new(dir.path().join(".dsh"), "home"),
+                ProtectedPath::new("/srv/keep", CONFIGURED_OWNER),
+            ]
+        );
+        drop(home);
+        assert_eq!(policy.standing().protected_paths.len(), 1);
+        kernel.shutdown().await;
+        assert!(registry.paths().is_empty(), "the row's entries go with it");
+    }
+
+    #[tokio::test]
+    async fn without_a_launcher_the_row_provides_its_own_registry() {
+        let kernel = Kernel::new().unwrap();
+        let ctx = kernel.root();
+        ctx.plugin(SandboxPolicyPlugin, json!({})).unwrap();
+        kernel.settle().await;
+        assert!(ctx.get(&SANDBOX_PROTECTION).is_some());
         kernel.shutdown().await;
     }
 

@@ -4,9 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_kernel::Context;
+use dsh_persistence::SESSION_PERSISTENCE;
 use dsh_session::{SESSIONS, SessionEvent};
 use dsh_shell::{
-    NetworkPolicy, SandboxExecutionPolicy, SandboxMode, SandboxPolicyService, canonical_path,
+    NetworkPolicy, ProtectedPath, SandboxExecutionPolicy, SandboxMode, SandboxPolicyService,
+    SandboxProtection, canonical_path,
 };
 
 /// The log-only event that sets a session's standing mode: `{"mode": "<mode>"}`.
@@ -56,6 +58,7 @@ pub struct LocalSandboxPolicy {
     workspace_root: PathBuf,
     network: NetworkPolicy,
     ctx: Option<Context>,
+    protection: Option<Arc<SandboxProtection>>,
 }
 
 impl LocalSandboxPolicy {
@@ -72,12 +75,42 @@ impl LocalSandboxPolicy {
             workspace_root: canonical_path(workspace_root),
             network,
             ctx,
+            protection: None,
         }
+    }
+
+    /// Also puts the paths of `protection` in every policy it resolves.
+    #[must_use]
+    pub fn with_protection(mut self, protection: Arc<SandboxProtection>) -> Self {
+        self.protection = Some(protection);
+        self
     }
 
     /// The deployment default mode.
     pub fn default_mode(&self) -> SandboxMode {
         self.default_mode
+    }
+
+    /// The registry's paths, then the session store's.
+    fn protected_paths(&self) -> Vec<ProtectedPath> {
+        let mut paths = self
+            .protection
+            .as_ref()
+            .map(|protection| protection.paths())
+            .unwrap_or_default();
+        if let Some(persistence) = self
+            .ctx
+            .as_ref()
+            .and_then(|ctx| ctx.get(&SESSION_PERSISTENCE))
+        {
+            paths.extend(
+                persistence
+                    .storage_paths()
+                    .into_iter()
+                    .map(|(path, owner)| ProtectedPath::new(path, owner)),
+            );
+        }
+        paths
     }
 
     fn session_mode(&self, session_id: &str) -> Option<SandboxMode> {
@@ -105,6 +138,7 @@ impl SandboxPolicyService for LocalSandboxPolicy {
             workspace_root,
             session_id: session_id.map(str::to_owned),
             network: self.network,
+            protected_paths: self.protected_paths(),
         }
     }
 }
@@ -183,6 +217,7 @@ mod tests {
             workspace_root: PathBuf::from("/srv/w"),
             session_id: None,
             network: NetworkPolicy::Allow,
+            protected_paths: Vec::new(),
         };
         assert_eq!(
             policy_context(&policy),

@@ -10,6 +10,7 @@
 //! escalation armed, so a TERM-trapping descendant cannot outlive it. Polls are 15 ms apart
 //! while terminating, and back off to one second for a tree left running on purpose.
 
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +23,7 @@ use tokio::time::{Instant, Sleep, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use crate::signals::signal_name;
+use crate::spawn::read_status;
 use crate::supervised::{Settlement, StopCause, Supervised};
 
 /// Poll period of the tree while terminating it.
@@ -37,6 +39,7 @@ pub(crate) type OnSettle = Box<dyn FnOnce(&Settlement, &str) + Send>;
 /// Everything one supervising task owns.
 pub(crate) struct Driver {
     pub(crate) child: Child,
+    pub(crate) status_channel: Option<OwnedFd>,
     pub(crate) io: JoinHandle<()>,
     pub(crate) stdin: Option<JoinHandle<()>>,
     pub(crate) sup: Arc<Supervised>,
@@ -88,6 +91,7 @@ impl Driver {
     pub(crate) async fn run(self) {
         let Self {
             mut child,
+            status_channel,
             mut io,
             stdin,
             sup,
@@ -154,6 +158,7 @@ impl Driver {
             exit_code,
             signal,
             cause: term.cause,
+            launch_report: status_channel.and_then(read_status),
         };
         sup.stdout().seal();
         let stderr = {

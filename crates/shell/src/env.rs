@@ -20,7 +20,14 @@ const SENSITIVE_PARTS: [&str; 4] = ["KEY", "PASSWORD", "SECRET", "TOKEN"];
 /// `PASSWORD`, `SECRET` or `TOKEN`, or starts with `DSH_` (all case-insensitive).
 pub fn is_scrubbed_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_uppercase();
-    upper.starts_with("DSH_") || SENSITIVE_PARTS.iter().any(|part| upper.contains(part))
+    upper.starts_with("DSH_") || is_credential_name(name)
+}
+
+/// Whether a variable's name looks like a credential: it contains `KEY`, `PASSWORD`,
+/// `SECRET` or `TOKEN` (case-insensitive).
+pub fn is_credential_name(name: &OsStr) -> bool {
+    let upper = name.to_string_lossy().to_uppercase();
+    SENSITIVE_PARTS.iter().any(|part| upper.contains(part))
 }
 
 /// The environment of a child: `parent` minus the scrubbed names, then [`ENV_OVERRIDES`],

@@ -36,12 +36,15 @@
 //! # }).unwrap();
 //! ```
 
+mod child_reset;
 mod collector;
 mod config;
 mod driver;
 mod env;
 mod error;
 mod executor;
+mod launch;
+mod orphans;
 mod process;
 mod runner;
 pub mod sandbox;
@@ -53,22 +56,27 @@ mod tree;
 mod types;
 
 pub use async_trait::async_trait;
+pub use child_reset::mark_inherited_close_on_exec;
 pub use collector::{OutputCollector, OutputRead};
 pub use config::{
     DEFAULT_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_SPILL_BYTES, DEFAULT_MAX_TIMEOUT_MS,
     DEFAULT_TIMEOUT_MS, DSH_ENV_PREFIX, MAX_TIMER_DELAY_MS, ShellConfig, resolve_request,
 };
-pub use env::{ENV_OVERRIDES, child_env, is_scrubbed_name};
+pub use env::{ENV_OVERRIDES, child_env, is_credential_name, is_scrubbed_name};
 pub use error::ShellError;
 pub use executor::{SHELL, ShellExecutor};
+pub use launch::LaunchThread;
+pub use orphans::GUARD_SCRIPT;
 pub use process::{ProcessSettlement, SettleHook, ShellProcess};
 pub use runner::{ParentEnv, ProcessRunner, RunLimits, RunnerOptions, bash_argv};
 pub use sandbox::{
-    ESCALATION_HINT_MARKER, NetworkPolicy, SANDBOX_POLICY, SANDBOX_UNAVAILABLE,
-    SandboxExecutionPolicy, SandboxMode, SandboxPolicyService, canonical_path,
-    sandbox_denial_marker, sandbox_unavailable_message, writable_roots,
+    ESCALATION_HINT_MARKER, NetworkPolicy, ProtectedPath, Protection, SANDBOX_POLICY,
+    SANDBOX_PROTECTION, SANDBOX_UNAVAILABLE, SandboxExecutionPolicy, SandboxMode,
+    SandboxPolicyService, SandboxProtection, SandboxRefusal, WritePlan, canonical_path,
+    sandbox_denial_marker, sandbox_unavailable_message, write_plan,
 };
 pub use signals::signal_name;
+pub use spawn::{LaunchOptions, STATUS_FD_PLACEHOLDER};
 pub use spill::default_spill_dir;
 pub use tokio_util::sync::CancellationToken;
 pub use tree::process_group_alive;

@@ -25,6 +25,8 @@ pub struct ProcessSettlement<'a> {
     pub stderr: &'a str,
     /// Why it never started, when it did not.
     pub spawn_error: Option<&'a ShellError>,
+    /// What it wrote on its status channel, when it had one and wrote anything.
+    pub launch_report: Option<&'a str>,
 }
 
 /// Runs once when a background process settles, before its `done` resolves; the facts it
@@ -97,6 +99,7 @@ impl Inner {
             signal: signal.as_deref(),
             stderr,
             spawn_error: None,
+            launch_report: settlement.launch_report.as_deref(),
         });
     }
 }
@@ -146,6 +149,7 @@ impl ShellProcess {
             signal: None,
             stderr: &note,
             spawn_error: Some(error),
+            launch_report: None,
         });
     }
 

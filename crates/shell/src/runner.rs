@@ -17,7 +17,7 @@ use crate::driver::{Driver, OnSettle, Stream, feed_stdin, pump};
 use crate::env::child_env;
 use crate::error::ShellError;
 use crate::process::{SettleHook, ShellProcess};
-use crate::spawn::{spawn_child, split_argv};
+use crate::spawn::{LaunchOptions, SpawnRequest, spawn_child, split_argv};
 use crate::supervised::{Settlement, StopCause, Supervised};
 use crate::types::{ShellExecSpec, ShellRunResult};
 
@@ -122,9 +122,10 @@ impl Drop for TerminateUnlessSettled {
     }
 }
 
-struct Launch<'a> {
+struct Start<'a> {
     argv: &'a [String],
     spec: &'a ShellExecSpec,
+    launch: &'a LaunchOptions,
     stdout_max_bytes: usize,
     deadline: Option<Instant>,
     on_settle: Option<OnSettle>,
@@ -134,6 +135,7 @@ impl ProcessRunner {
     /// A runner with `limits`, spawning from `options`.
     pub fn new(limits: RunLimits, options: RunnerOptions) -> Self {
         crate::tree::become_subreaper();
+        crate::orphans::start_guard();
         Self {
             inner: Arc::new(Inner {
                 limits,
@@ -148,6 +150,16 @@ impl ProcessRunner {
         self.inner.limits
     }
 
+    /// The directory spill files go to: the configured one, else the process's private
+    /// directory, created now if it does not exist yet (so a sandbox can protect it before
+    /// any command runs).
+    pub fn spill_root(&self) -> std::io::Result<PathBuf> {
+        match &self.inner.options.spill_dir {
+            Some(dir) => Ok(dir.clone()),
+            None => crate::spill::default_spill_dir(),
+        }
+    }
+
     /// Runs `argv` in the foreground as `spec` says (its command is not read: `argv` is what
     /// runs) and waits for the outcome. When the timeout, the cancellation or a shutdown
     /// terminated it, this also waits until no process of its group is left. Dropping the
@@ -157,10 +169,23 @@ impl ProcessRunner {
         argv: &[String],
         spec: &ShellExecSpec,
     ) -> Result<ShellRunResult, ShellError> {
+        let (result, _report) = self.run_with(argv, spec, &LaunchOptions::default()).await?;
+        Ok(result)
+    }
+
+    /// [`ProcessRunner::run`], forked where `launch` says; also returns what the child
+    /// wrote on its status channel, if it had one.
+    pub async fn run_with(
+        &self,
+        argv: &[String],
+        spec: &ShellExecSpec,
+        launch: &LaunchOptions,
+    ) -> Result<(ShellRunResult, Option<String>), ShellError> {
         let deadline = Instant::now().checked_add(Duration::from_millis(spec.timeout_ms));
-        let sup = self.launch(Launch {
+        let sup = self.launch(Start {
             argv,
             spec,
+            launch,
             stdout_max_bytes: spec.stdout_max_bytes,
             deadline,
             on_settle: None,
@@ -170,6 +195,7 @@ impl ProcessRunner {
             exit_code: None,
             signal: None,
             cause: Some(StopCause::Requested),
+            launch_report: None,
         });
         if settlement.cause.is_some() {
             // The group gets SIGKILL one grace period after SIGTERM; wait for it to be gone,
@@ -185,7 +211,7 @@ impl ProcessRunner {
         drop(guard);
         let stdout = sup.stdout().finalize();
         let stderr = sup.stderr().finalize();
-        Ok(ShellRunResult {
+        let result = ShellRunResult {
             exit_code: settlement.exit_code,
             signal: settlement.signal,
             timed_out: settlement.cause == Some(StopCause::Timeout),
@@ -194,7 +220,8 @@ impl ProcessRunner {
             stdout,
             stderr,
             sandbox: None,
-        })
+        };
+        Ok((result, settlement.launch_report))
     }
 
     /// Starts `argv` in the background and returns its handle at once. No timeout applies;
@@ -207,11 +234,24 @@ impl ProcessRunner {
         spec: &ShellExecSpec,
         hook: Option<SettleHook>,
     ) -> Result<ShellProcess, ShellError> {
+        self.start_with(argv, spec, hook, &LaunchOptions::default())
+    }
+
+    /// [`ProcessRunner::start`], forked where `launch` says; the hook sees what the child
+    /// wrote on its status channel.
+    pub fn start_with(
+        &self,
+        argv: &[String],
+        spec: &ShellExecSpec,
+        hook: Option<SettleHook>,
+        launch: &LaunchOptions,
+    ) -> Result<ShellProcess, ShellError> {
         let process = ShellProcess::new(spec.signal.clone(), hook);
         let settle = process.settle_callback();
-        let launched = self.launch(Launch {
+        let launched = self.launch(Start {
             argv,
             spec,
+            launch,
             stdout_max_bytes: self.inner.limits.max_output_bytes,
             deadline: None,
             on_settle: Some(Box::new(move |settlement, stderr| {
@@ -252,14 +292,15 @@ impl ProcessRunner {
         }
     }
 
-    fn launch(&self, launch: Launch<'_>) -> Result<Arc<Supervised>, ShellError> {
-        let Launch {
+    fn launch(&self, start: Start<'_>) -> Result<Arc<Supervised>, ShellError> {
+        let Start {
             argv,
             spec,
+            launch,
             stdout_max_bytes,
             deadline,
             on_settle,
-        } = launch;
+        } = start;
         if spec
             .signal
             .as_ref()
@@ -279,14 +320,21 @@ impl ProcessRunner {
             &spec.env,
             &spec.dsh_env,
         );
-        let spawned = spawn_child(argv, &spec.workdir, &env, spec.stdin.is_some())?;
+        let request = SpawnRequest {
+            argv: argv.to_vec(),
+            cwd: spec.workdir.clone(),
+            env,
+            with_stdin: spec.stdin.is_some(),
+        };
+        let spawned = spawn_child(request, launch, &handle)?;
+        let pgid = i32::try_from(spawned.pid).unwrap_or(-1);
         let limits = self.inner.limits;
         let spill_dir = &self.inner.options.spill_dir;
         let collector = |label, max| {
             OutputCollector::new(label, max, Some(limits.max_spill_bytes), spill_dir.clone())
         };
         let sup = Arc::new(Supervised::new(
-            i32::try_from(spawned.pid).unwrap_or(-1),
+            pgid,
             collector("stdout", stdout_max_bytes),
             collector("stderr", limits.max_output_bytes),
         ));
@@ -316,12 +364,14 @@ impl ProcessRunner {
             .map(|(pipe, data)| handle.spawn(feed_stdin(pipe, data)));
         let weak = Arc::downgrade(&self.inner);
         let release = Box::new(move || {
+            crate::orphans::withdraw(pgid);
             if let (Some(inner), Some(id)) = (weak.upgrade(), registered) {
                 inner.live().entries.remove(&id);
             }
         });
         let driver = Driver {
             child: spawned.child,
+            status_channel: spawned.status,
             io,
             stdin,
             sup: Arc::clone(&sup),

@@ -1,7 +1,8 @@
 //! Spill files: where a stream that overflowed its budget is written in full.
 //!
-//! The directory is `<tmp>/dsh-subprocess-XXXXXX`, made once per process (mode 0700) when
-//! the first spill needs it. Each file is
+//! The directory is `dsh-subprocess-XXXXXX`, made once per process (mode 0700) under
+//! `$XDG_RUNTIME_DIR` when that is a private directory of ours (outside every writable root
+//! of a confined command), else under the temp directory. Each file is
 //! `dsh-subprocess-<pid>-<counter>-<12 hex>-<stdout|stderr>.log`, created exclusively
 //! (`O_EXCL`, so a planted file or symlink is never followed) with mode 0600.
 
@@ -24,10 +25,19 @@ pub fn default_spill_dir() -> io::Result<PathBuf> {
     if let Some(dir) = dir.as_ref().filter(|dir| still_private(dir)) {
         return Ok(dir.clone());
     }
-    let template = std::env::temp_dir().join("dsh-subprocess-XXXXXX");
+    let template = spill_parent().join("dsh-subprocess-XXXXXX");
     let created = nix::unistd::mkdtemp(&template).map_err(io::Error::from)?;
     *dir = Some(created.clone());
     Ok(created)
+}
+
+/// `$XDG_RUNTIME_DIR` when it is a real directory owned by us with mode 0700, else the
+/// temp directory (dsh's choice).
+fn spill_parent() -> PathBuf {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute() && still_private(dir))
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// Whether `dir` is still our private directory: a real directory (not a symlink planted in

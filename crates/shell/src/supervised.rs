@@ -25,6 +25,8 @@ pub(crate) struct Settlement {
     pub(crate) exit_code: Option<i32>,
     pub(crate) signal: Option<String>,
     pub(crate) cause: Option<StopCause>,
+    /// What the child wrote on its status channel, when it had one.
+    pub(crate) launch_report: Option<String>,
 }
 
 /// One supervised process.

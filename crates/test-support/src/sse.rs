@@ -60,7 +60,7 @@ impl SseEvent {
     }
 
     /// A comment, `: <text>\n\n` (`SseEvent::comment("keep-alive")`): not an event for the
-    /// client, but transport activity that re-arms an idle watchdog.
+    /// client; a server's keep-alive (dsh's DeepSeek adapter does not count it as liveness).
     pub fn comment(text: impl Into<String>) -> Self {
         Self::new(Frame::Comment(text.into()))
     }

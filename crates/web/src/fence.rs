@@ -1,12 +1,15 @@
-//! The checks every request passes before a route runs: the Host header (DNS-rebinding
-//! defence), the per-launch token on `/api/`, and the Origin of browser requests (no other
-//! site may drive the API, and there is no CORS).
+//! The checks every request passes before a route runs: the Host header and any authority
+//! in the request target (DNS-rebinding defence), the per-launch token on `/api/`, and the
+//! Origin of browser requests (no other site may drive the API, and there is no CORS).
 //!
 //! The token never rides in a cookie: browsers send a host's cookies to all of its ports, so
 //! any other server on 127.0.0.1 would receive it. A client sends it in a header; a page's
 //! `EventSource`, which cannot set headers, may put it in the query of a `GET`.
 
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, Uri, header};
+
+use crate::login::LOGIN_PATH;
+use crate::secret::same;
 
 /// The header a client sends the token in (or `Authorization: Bearer <token>`).
 pub const TOKEN_HEADER: &str = "x-dsh-token";
@@ -76,18 +79,9 @@ impl Fence {
             .any(|entry| *entry == authority || (!entry.contains(':') && entry == host))
     }
 
-    /// Checks one request (`query` is the URI's, without `?`); `Ok` lets it through.
-    pub fn check(
-        &self,
-        method: &Method,
-        path: &str,
-        query: Option<&str>,
-        headers: &HeaderMap,
-    ) -> Result<(), Refusal> {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or_default();
+    /// Checks one request; `Ok` lets it through.
+    pub fn check(&self, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
+        let host = single(headers, &header::HOST)?.unwrap_or_default();
         if !self.allowed_authority(host) {
             return Err(refuse(format!(
                 "forbidden host {host:?}: this server answers only to {} (add others with \
@@ -95,10 +89,19 @@ impl Fence {
                 self.own.join(" and ")
             )));
         }
-        let origin = headers
-            .get(header::ORIGIN)
-            .and_then(|value| value.to_str().ok());
-        if let Some(origin) = origin {
+        // An absolute-form target (`GET http://name/ HTTP/1.1`) names the host that counts.
+        if let Some(authority) = uri.authority() {
+            let ours =
+                uri.scheme_str() == Some("http") && self.allowed_authority(authority.as_str());
+            if !ours {
+                return Err(refuse(format!(
+                    "forbidden request target {uri:?}: this server answers only to {} (add \
+                     others with --trusted-host)",
+                    self.own.join(" and ")
+                )));
+            }
+        }
+        if let Some(origin) = single(headers, &header::ORIGIN)? {
             let authority = origin.strip_prefix("http://").unwrap_or_default();
             if authority.is_empty() || !self.allowed_authority(authority) {
                 return Err(refuse(format!(
@@ -106,7 +109,9 @@ impl Fence {
                 )));
             }
         }
-        if !path.starts_with("/api/") && path != "/api" {
+        let path = uri.path();
+        if (!path.starts_with("/api/") && path != "/api") || path == LOGIN_PATH {
+            // The page trades a login code for the token there; it has none yet.
             return Ok(());
         }
         let header_token = headers
@@ -120,7 +125,8 @@ impl Fence {
             });
         let reading = matches!(*method, Method::GET | Method::HEAD);
         // A URL can be made to load by any page, so a query token only ever reads.
-        let query_token = query
+        let query_token = uri
+            .query()
             .filter(|_| reading)
             .into_iter()
             .flat_map(|query| query.split('&'))
@@ -141,9 +147,17 @@ impl Fence {
     }
 }
 
-/// Compares in time independent of where the inputs differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0_u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The value of a header that may appear at most once (`None` when absent or not text); a
+/// second copy is refused, since proxies and servers disagree on which one counts.
+fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a str>, Refusal> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(refuse(format!(
+            "forbidden request: it has more than one {name} header; send exactly one"
+        )));
+    }
+    Ok(first.and_then(|value| value.to_str().ok()))
 }
 
 #[cfg(test)]
@@ -158,6 +172,10 @@ mod tests {
             &["dev.test".to_owned(), "box.test:9000".to_owned()],
             "t0k".to_owned(),
         )
+    }
+
+    fn uri(text: &str) -> Uri {
+        text.parse().unwrap_or_default()
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
@@ -183,13 +201,13 @@ mod tests {
         ] {
             assert!(
                 fence
-                    .check(&Method::GET, "/", None, &headers(&[("host", host)]))
+                    .check(&Method::GET, &uri("/"), &headers(&[("host", host)]))
                     .is_ok(),
                 "{host}"
             );
         }
         for host in ["evil.test", "127.0.0.1:3081", "box.test:9001", ""] {
-            let refused = fence.check(&Method::GET, "/", None, &headers(&[("host", host)]));
+            let refused = fence.check(&Method::GET, &uri("/"), &headers(&[("host", host)]));
             assert_eq!(
                 refused.map_err(|r| r.status),
                 Err(StatusCode::FORBIDDEN),
@@ -202,11 +220,23 @@ mod tests {
     fn the_api_needs_the_token_in_a_header_or_in_the_query_of_a_read() {
         let fence = fence();
         let host = ("host", "127.0.0.1:3080");
+        let with_query = |path: &str, query: Option<&str>| match query {
+            Some(query) => uri(&format!("{path}?{query}")),
+            None => uri(path),
+        };
         let get = |query: Option<&str>, pairs: &[(&'static str, &str)]| {
-            fence.check(&Method::GET, "/api/sessions", query, &headers(pairs))
+            fence.check(
+                &Method::GET,
+                &with_query("/api/sessions", query),
+                &headers(pairs),
+            )
         };
         let post = |query: Option<&str>, pairs: &[(&'static str, &str)]| {
-            fence.check(&Method::POST, "/api/agents", query, &headers(pairs))
+            fence.check(
+                &Method::POST,
+                &with_query("/api/agents", query),
+                &headers(pairs),
+            )
         };
         assert!(get(None, &[host]).is_err());
         assert!(get(None, &[host, ("x-dsh-token", "nope")]).is_err());
@@ -247,6 +277,74 @@ mod tests {
                 &[host, ("origin", "https://127.0.0.1:3080")]
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn a_foreign_request_target_or_a_second_host_is_refused() {
+        let fence = fence();
+        let ours = headers(&[("host", "127.0.0.1:3080")]);
+        let status = |uri_text: &str, map: &HeaderMap| {
+            fence
+                .check(&Method::GET, &uri(uri_text), map)
+                .map_err(|refusal| refusal.status)
+        };
+        assert_eq!(
+            status("http://evil.example:3080/", &ours),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            status("http://user@127.0.0.1:3080/", &ours),
+            Err(StatusCode::FORBIDDEN),
+            "credentials in the target are not our authority"
+        );
+        assert_eq!(
+            status("https://127.0.0.1:3080/", &ours),
+            Err(StatusCode::FORBIDDEN),
+            "this server speaks plain http"
+        );
+        assert_eq!(status("http://127.0.0.1:3080/", &ours), Ok(()));
+        assert_eq!(status("http://dev.test/", &ours), Ok(()), "trusted");
+        let refused = fence.check(
+            &Method::GET,
+            &uri("/"),
+            &headers(&[("host", "127.0.0.1:3080"), ("host", "evil.test")]),
+        );
+        assert_eq!(
+            refused.map_err(|refusal| refusal.message),
+            Err("forbidden request: it has more than one host header; send exactly one".to_owned())
+        );
+        let two_origins = headers(&[
+            ("host", "127.0.0.1:3080"),
+            ("origin", "http://127.0.0.1:3080"),
+            ("origin", "http://evil.test"),
+        ]);
+        assert_eq!(status("/", &two_origins), Err(StatusCode::FORBIDDEN));
+    }
+
+    #[test]
+    fn only_the_login_route_takes_no_token() {
+        let fence = fence();
+        let ours = headers(&[("host", "127.0.0.1:3080")]);
+        assert!(
+            fence
+                .check(&Method::POST, &uri("/api/login"), &ours)
+                .is_ok()
+        );
+        assert!(
+            fence
+                .check(&Method::POST, &uri("/api/login/x"), &ours)
+                .is_err()
+        );
+        assert!(
+            fence
+                .check(
+                    &Method::POST,
+                    &uri("/api/login"),
+                    &headers(&[("host", "127.0.0.1:3080"), ("origin", "http://evil.test")])
+                )
+                .is_err(),
+            "the Origin check still applies"
         );
     }
 }

@@ -2,13 +2,11 @@
 //! commands, tried in order; `%s` stands for the URL, else it is appended), else the
 //! platform's opener (`xdg-open`, `open`, `cmd /c start`).
 //!
-//! The opener never sees the token on its command line, where any local user could read it
-//! (`ps`, `/proc/*/cmdline`), and a browser it starts would keep it for its whole life: it is
-//! given a [`LaunchPage`] instead, a private file that sends the browser on to the URL. Its
-//! environment is scrubbed as a shell's is ([`dsh_shell::is_scrubbed_name`]: credentials and
-//! `DSH_*`).
+//! The opener's command line is readable by any local process (`ps`, `/proc/*/cmdline`) and
+//! a browser it starts keeps it for its whole life, so the caller hands it a URL holding only
+//! a one-time login code, never the token; nothing is written to a file. Its environment is
+//! scrubbed as a shell's is ([`dsh_shell::is_scrubbed_name`]: credentials and `DSH_*`).
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 /// Starts the default browser on a URL.
@@ -49,19 +47,13 @@ impl BrowserOpener {
         vec![platform.iter().map(|arg| (*arg).to_owned()).collect()]
     }
 
-    /// Opens `url` through a [`LaunchPage`] (directly when none can be written); returns
-    /// the page, which must live until the browser has read it. The error says why not, in
-    /// words that follow "because".
-    pub async fn open(&self, url: &str) -> Result<Option<LaunchPage>, String> {
-        let page = LaunchPage::write(url).ok();
-        let target = page
-            .as_ref()
-            .map_or_else(|| url.to_owned(), LaunchPage::file_url);
+    /// Opens `url`. The error says why not, in words that follow "because".
+    pub async fn open(&self, url: &str) -> Result<(), String> {
         let commands = self.commands();
+        let target = url.to_owned();
         tokio::task::spawn_blocking(move || run_first_that_works(&commands, &target))
             .await
-            .map_err(|error| format!("the opener task failed ({error})"))??;
-        Ok(page)
+            .map_err(|error| format!("the opener task failed ({error})"))?
     }
 }
 
@@ -122,75 +114,6 @@ fn run(argv: &[String], target: &str) -> Result<(), String> {
     }
 }
 
-/// A file readable only by this user that sends the browser on to the URL; removed when
-/// dropped.
-#[derive(Debug)]
-pub struct LaunchPage {
-    path: PathBuf,
-}
-
-impl LaunchPage {
-    /// Writes the page for `url` under `$XDG_RUNTIME_DIR` (else the temp directory), in a
-    /// new file with an unguessable name: an existing file or link is never written through.
-    pub fn write(url: &str) -> std::io::Result<Self> {
-        use std::io::Write as _;
-        let dir = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        let escaped = url
-            .replace('&', "&amp;")
-            .replace('"', "&quot;")
-            .replace('<', "&lt;");
-        let (mut file, path) = create_private(&dir)?;
-        let page = Self { path };
-        write!(
-            file,
-            "<!doctype html>\n<meta charset=\"utf-8\">\n<title>dsh web</title>\n\
-             <meta http-equiv=\"refresh\" content=\"0;url={escaped}\">\n\
-             <p>Opening <a href=\"{escaped}\">dsh web</a>…</p>\n"
-        )?;
-        Ok(page)
-    }
-
-    /// The page's `file://` URL.
-    pub fn file_url(&self) -> String {
-        format!("file://{}", self.path.display())
-    }
-}
-
-impl Drop for LaunchPage {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Creates `dsh-web-<random>.html` in `dir`, readable only by this user, refusing to open
-/// anything that already exists (`O_EXCL`, which also refuses a planted link).
-fn create_private(dir: &std::path::Path) -> std::io::Result<(std::fs::File, PathBuf)> {
-    use ring::rand::SecureRandom as _;
-    let random = ring::rand::SystemRandom::new();
-    let mut last = std::io::Error::other("no name tried");
-    for _ in 0..8 {
-        let mut bytes = [0_u8; 12];
-        random
-            .fill(&mut bytes)
-            .map_err(|_| std::io::Error::other("the OS random generator failed"))?;
-        let name: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-        let path = dir.join(format!("dsh-web-{name}.html"));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        match options.open(&path) {
-            Ok(file) => return Ok((file, path)),
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => last = error,
-            Err(error) => return Err(error),
-        }
-    }
-    Err(last)
-}
-
 /// Whether dsh runs in an SSH session (a browser opened there would be on the wrong machine).
 pub(crate) fn in_ssh_session() -> bool {
     ["SSH_CONNECTION", "SSH_TTY"]
@@ -211,28 +134,5 @@ mod tests {
                 vec!["xdg-open".to_owned()],
             ]
         );
-    }
-
-    #[test]
-    fn the_launch_page_is_private_points_at_the_url_and_goes_away() {
-        let page = LaunchPage::write("http://127.0.0.1:1/#token=t&x").unwrap_or_else(|e| {
-            panic!("{e}");
-        });
-        let path = page.path.clone();
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            text.contains("url=http://127.0.0.1:1/#token=t&amp;x"),
-            "{text}"
-        );
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
-            assert_eq!(mode.ok(), Some(0o600));
-        }
-        let other = LaunchPage::write("http://127.0.0.1:1/").unwrap_or_else(|e| panic!("{e}"));
-        assert_ne!(other.path, path, "each page gets a fresh name");
-        drop(page);
-        assert!(!path.exists());
     }
 }

@@ -1,11 +1,14 @@
 //! The `dsh-web-app` plugin (row `web-runtime`): serves the browser UI (embedded in the
 //! binary), and once the tree has booted prints the URL and opens the default browser.
 //!
-//! The URL carries the per-launch token in its fragment (`/#token=…`), which browsers never
-//! send to a server nor put in a `Referer`; the page moves it into storage scoped to this
-//! origin (scheme, host and port) and out of the address bar.
+//! The printed URL carries the per-launch token in its fragment (`/#token=…`), which
+//! browsers never send to a server nor put in a `Referer`; the page moves it into storage
+//! scoped to this origin (scheme, host and port) and out of the address bar. The browser
+//! opener, whose command line any local process can read, gets `/#login=<code>` instead: a
+//! one-time code the page trades for the token.
 
 use std::io::Write as _;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::http::{StatusCode, Uri, header};
@@ -16,8 +19,8 @@ use dsh_kernel::{BoxError, Context, Plugin};
 use serde::Deserialize;
 
 use crate::assets;
-use crate::opener::{BrowserOpener, LaunchPage, in_ssh_session};
-use crate::server::WEBSERVER;
+use crate::opener::{BrowserOpener, in_ssh_session};
+use crate::server::{WEBSERVER, WebServer};
 
 /// The plugin's name in rows.
 pub const RUNTIME_PLUGIN_NAME: &str = "dsh-web-app";
@@ -64,57 +67,55 @@ impl Plugin for WebRuntimePlugin {
             .route("/", get(|| asset(Uri::from_static("/index.html"))))
             .fallback(get(asset));
         server.mount(&ctx, "/", pages)?;
-        let url = format!("{}/#token={}", server.url(), server.token());
-        let port = server.addr().port();
         let loader = ctx.get(&LOADER);
         ctx.spawn(async move {
             // The URL is good only once every row (the API among them) has mounted.
             if let Some(loader) = loader {
                 loader.settled().await;
             }
-            let _page = announce(&url, port, config, &BrowserOpener::default()).await;
-            // The page the browser was handed lives until the row unloads, which aborts
-            // this task and so removes it.
-            std::future::pending::<()>().await;
+            announce(&server, config, &BrowserOpener::default()).await;
         })?;
         Ok(())
     }
 }
 
-/// Prints the URL and hands it to the browser, as the config and the environment allow;
-/// returns the launch page the browser was given, if any.
-async fn announce(
-    url: &str,
-    port: u16,
-    config: WebRuntimeConfig,
-    opener: &BrowserOpener,
-) -> Option<LaunchPage> {
+/// Prints the URL and opens the browser, as the config and the environment allow.
+async fn announce(server: &Arc<WebServer>, config: WebRuntimeConfig, opener: &BrowserOpener) {
+    let url = format!("{}/#token={}", server.url(), server.token());
     if config.print_url {
         say(&format!("dsh web: {url}"));
     }
     if !config.open_browser {
-        return None;
+        return;
     }
     if in_ssh_session() {
+        let port = server.addr().port();
         say(&format!(
             "dsh web: not opening a browser in an SSH session; forward the port \
              (ssh -L {port}:127.0.0.1:{port}) and visit the URL"
         ));
-        return None;
+        return;
     }
     say("dsh web: opening the default browser; pass --no-open to disable");
-    match opener.open(url).await {
-        Ok(page) => page,
-        Err(reason) => {
-            // A closed stderr leaves nobody to tell; the server keeps serving either way.
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "web-app: could not open the default browser because {reason}; visit {url} \
-                 manually"
-            );
-            None
-        }
+    if let Err(reason) = open_signed_in(server, opener).await {
+        // A closed stderr leaves nobody to tell; the server keeps serving either way.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "web-app: could not open the default browser because {reason}; visit {url} \
+             manually"
+        );
     }
+}
+
+/// Opens the browser on `<url>/#login=<code>`, a fresh one-time code (never the token: the
+/// opener's command line is public). The error follows "because".
+async fn open_signed_in(server: &WebServer, opener: &BrowserOpener) -> Result<(), String> {
+    let code = server
+        .login_code()
+        .map_err(|error| format!("no login code could be made ({error})"))?;
+    opener
+        .open(&format!("{}/#login={code}", server.url()))
+        .await
 }
 
 /// One line on stdout, flushed at once (a script may be waiting for the URL).
@@ -148,4 +149,66 @@ fn page(status: StatusCode, content_type: &'static str, body: &'static [u8]) -> 
         body,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use dsh_kernel::Kernel;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::server::WebServerPlugin;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_opener_gets_a_one_time_login_code_and_never_the_token() {
+        let kernel = Kernel::new().unwrap();
+        kernel
+            .root()
+            .plugin(WebServerPlugin, json!({"port": 0}))
+            .unwrap();
+        kernel.settle().await;
+        let server = kernel.root().require(&WEBSERVER).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("argv");
+        let script = format!("printf %s \"$0\" > {}", seen.display());
+        let opener = BrowserOpener::command("sh", &["-c", &script]);
+        open_signed_in(&server, &opener).await.unwrap();
+        let handed = std::fs::read_to_string(&seen).unwrap_or_default();
+        let code = handed
+            .strip_prefix(&format!("{}/#login=", server.url()))
+            .unwrap_or_else(|| panic!("the opener got {handed:?}"))
+            .to_owned();
+        assert_eq!(code.len(), 64, "{handed}");
+        assert!(!handed.contains(server.token()), "{handed}");
+
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::new();
+        let login = || {
+            client
+                .post(format!("{}/api/login", server.url()))
+                .json(&json!({"code": code}))
+                .send()
+        };
+        let first = login().await.unwrap();
+        assert_eq!(first.status(), reqwest::StatusCode::OK);
+        assert_eq!(
+            first
+                .headers()
+                .get("cache-control")
+                .map(axum::http::HeaderValue::as_bytes),
+            Some(&b"no-store"[..])
+        );
+        let body: Value = first.json().await.unwrap_or_default();
+        assert_eq!(body, json!({"token": server.token()}));
+        let again = login().await.unwrap();
+        assert_eq!(again.status(), reqwest::StatusCode::FORBIDDEN);
+        let body: Value = again.json().await.unwrap_or_default();
+        assert!(
+            body["error"]
+                .as_str()
+                .is_some_and(|error| error.starts_with("login code refused")),
+            "{body}"
+        );
+        kernel.shutdown().await;
+    }
 }

@@ -1,22 +1,27 @@
 //! The `dsh-host-webserver` plugin (row `webserver`): a loopback HTTP server. Other rows
 //! mount their routes under a path prefix ([`WebServer::mount`]); every request first passes
-//! the [`Fence`] and the body limit.
+//! the [`Fence`] and the body limit. Connections live under the row's limits (see
+//! [`crate::conn`]): a header-read and an idle timeout, and a cap on how many are open.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey};
+use dsh_shell::SANDBOX_PROTECTION;
 use serde::Deserialize;
 use serde_json::json;
 use tower::ServiceExt;
 
+use crate::conn::{ConnHandle, ConnectionLimits, GuardedListener, track_response};
 use crate::fence::Fence;
+use crate::login::{LOGIN_CODE_TTL, LOGIN_PATH, LoginCodes};
+use crate::secret::random_hex;
 use crate::startup::WILDCARD_REFUSAL;
 
 /// The plugin's name in rows.
@@ -46,6 +51,14 @@ pub struct WebServerConfig {
     pub trusted_hosts: Vec<String>,
     /// The largest request body, in bytes (default 1 MiB).
     pub max_body_bytes: Option<usize>,
+    /// How long a client has to send a request head, from its connect or from the first
+    /// byte of a later request, in milliseconds (default 10,000).
+    pub header_read_timeout_ms: Option<u64>,
+    /// How long a connection with no request in flight stays open, in milliseconds
+    /// (default 60,000). An open event stream is a request in flight.
+    pub idle_timeout_ms: Option<u64>,
+    /// How many connections may be open at once (default 256).
+    pub max_connections: Option<usize>,
 }
 
 fn default_host() -> String {
@@ -78,6 +91,7 @@ pub struct WebServer {
 struct Shared {
     fence: Fence,
     max_body_bytes: usize,
+    login_codes: Arc<LoginCodes>,
     mounts: Mutex<Mounts>,
 }
 
@@ -109,6 +123,13 @@ impl WebServer {
     /// The per-launch token the API requires.
     pub fn token(&self) -> &str {
         self.shared.fence.token()
+    }
+
+    /// A fresh one-time login code: a page opened at `<url>/#login=<code>` trades it once,
+    /// within 60 s, for the token (`POST /api/login`). The browser opener is given this, never
+    /// the token.
+    pub fn login_code(&self) -> Result<String, BoxError> {
+        Ok(self.shared.login_codes.issue()?)
     }
 
     /// Serves `router` for paths under `prefix` (`/api/sessions`, `/`) for as long as
@@ -154,17 +175,29 @@ pub(crate) fn json_error(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(json!({"error": message}))).into_response()
 }
 
-/// Every request: the fence, the body limit, then the longest mounted prefix.
+/// Every request: its connection is busy until the response is sent, then the fence, the
+/// body limit and the longest mounted prefix.
 async fn dispatch(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let path = request.uri().path().to_owned();
-    if let Err(refusal) = shared.fence.check(
-        request.method(),
-        &path,
-        request.uri().query(),
-        request.headers(),
-    ) {
+    let in_flight = request
+        .extensions()
+        .get::<ConnectInfo<ConnHandle>>()
+        .map(|ConnectInfo(ConnHandle(connection))| connection.start_request());
+    let response = route(&shared, request).await;
+    match in_flight {
+        Some(in_flight) => track_response(response, in_flight),
+        None => response,
+    }
+}
+
+/// The fence, the body limit, then the longest mounted prefix.
+async fn route(shared: &Shared, request: Request) -> Response {
+    if let Err(refusal) = shared
+        .fence
+        .check(request.method(), request.uri(), request.headers())
+    {
         return json_error(refusal.status, &refusal.message);
     }
+    let path = request.uri().path().to_owned();
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -206,14 +239,28 @@ fn under(path: &str, prefix: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// A fresh 32-byte secret, hex-encoded, from the OS's generator.
-fn new_token() -> Result<String, BoxError> {
-    use ring::rand::SecureRandom;
-    let mut bytes = [0_u8; 32];
-    ring::rand::SystemRandom::new()
-        .fill(&mut bytes)
-        .map_err(|_| "webserver: the OS random generator failed")?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+/// Binds the server's socket: the one place the port is taken (on loopback only).
+async fn bind_loopback(config: &WebServerConfig) -> Result<tokio::net::TcpListener, BoxError> {
+    match config.host.as_str() {
+        "127.0.0.1" => {}
+        "0.0.0.0" => return Err(WILDCARD_REFUSAL.trim_start_matches("error: ").into()),
+        other => {
+            return Err(format!(
+                "host must be 127.0.0.1 (got {other:?}): the web host listens on loopback only"
+            )
+            .into());
+        }
+    }
+    let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port))
+        .await
+        .map_err(|error| {
+            format!(
+                "cannot listen on {}:{}: {error} (another dsh web may be running there; pass \
+                 --port 0 to pick a free port)",
+                config.host, config.port
+            )
+        })?;
+    Ok(listener)
 }
 
 /// The `dsh-host-webserver` plugin.
@@ -224,34 +271,33 @@ impl Plugin for WebServerPlugin {
     type Config = WebServerConfig;
 
     async fn apply(&self, ctx: Context, config: WebServerConfig) -> Result<(), BoxError> {
-        match config.host.as_str() {
-            "127.0.0.1" => {}
-            "0.0.0.0" => return Err(WILDCARD_REFUSAL.trim_start_matches("error: ").into()),
-            other => {
-                return Err(format!(
-                    "host must be 127.0.0.1 (got {other:?}): the web host listens on loopback only"
-                )
-                .into());
-            }
-        }
-        let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port))
-            .await
-            .map_err(|error| {
-                format!(
-                    "cannot listen on {}:{}: {error} (another dsh web may be running there; \
-                     pass --port 0 to pick a free port)",
-                    config.host, config.port
-                )
-            })?;
+        let limits = ConnectionLimits::from_config(
+            config.header_read_timeout_ms,
+            config.idle_timeout_ms,
+            config.max_connections,
+        )?;
+        let listener = bind_loopback(&config).await?;
         let addr = listener.local_addr()?;
+        // No confined command may connect to this port (the launcher's registry fences it
+        // for the shell; the fence goes when this row unloads).
+        if let Some(protection) = ctx.get(&SANDBOX_PROTECTION) {
+            let fence = protection.fence_port(addr.port());
+            ctx.effect(move || drop(fence))?;
+        }
+        let token = random_hex("webserver: cannot make the launch token")?;
+        let login_codes = Arc::new(LoginCodes::new(LOGIN_CODE_TTL));
+        let login = crate::login::router(Arc::clone(&login_codes), &token);
         let shared = Arc::new(Shared {
-            fence: Fence::new(addr.port(), &config.trusted_hosts, new_token()?),
+            fence: Fence::new(addr.port(), &config.trusted_hosts, token),
             max_body_bytes: config.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            login_codes,
             mounts: Mutex::default(),
         });
         let app = Router::new()
             .fallback(dispatch)
-            .with_state(Arc::clone(&shared));
+            .with_state(Arc::clone(&shared))
+            .into_make_service_with_connect_info::<ConnHandle>();
+        let listener = GuardedListener::new(listener, limits);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serving = tokio::spawn(async move {
             let served = axum::serve(listener, app)
@@ -278,6 +324,7 @@ impl Plugin for WebServerPlugin {
             get(|| async { axum::Json(json!({"ok": true})) }),
         );
         server.mount(&ctx, "/api/health", health)?;
+        server.mount(&ctx, LOGIN_PATH, login)?;
         ctx.provide_with_fields(&WEBSERVER, server, fields)?;
         Ok(())
     }
@@ -293,16 +340,5 @@ mod tests {
         assert!(under("/api/sessions/x", "/api/sessions"));
         assert!(!under("/api/sessionsx", "/api/sessions"));
         assert!(under("/index.html", "/"));
-    }
-
-    #[test]
-    fn tokens_are_fresh_64_hex_digits() {
-        let (a, b) = (
-            new_token().unwrap_or_default(),
-            new_token().unwrap_or_default(),
-        );
-        assert_eq!(a.len(), 64);
-        assert!(a.bytes().all(|byte| byte.is_ascii_hexdigit()));
-        assert_ne!(a, b);
     }
 }

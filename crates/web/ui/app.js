@@ -10,6 +10,7 @@
 //   js/dom.js, js/format.js      small DOM helpers; readable numbers, times and text
 //   js/hash.js                   the URL fragment's parameters, read without throwing
 //   js/token.js, js/token-banner.js   the launch token (fragment → localStorage); its banner
+//   js/login.js                  trades the one-time `#login=` code for the token
 //   js/api.js                    the JSON API client (sends the token)
 //   js/state.js                  the state the modules share
 //   js/sidebar.js                the session list and its drawer
@@ -45,8 +46,10 @@ function pollSessions() {
 
 /** Start-up: the token, controls, the session list and its refresh, the session in the hash. */
 async function start() {
-  // First, so the token leaves the address bar at once (and before the hash is routed).
-  if (!bindToken(refreshSessions)) showTokenBanner('no token: this page was opened without the URL dsh web printed');
+  // First, so the token or login code leaves the address bar at once (and before the hash
+  // is routed).
+  const notSignedIn = await bindToken(refreshSessions);
+  if (notSignedIn) showTokenBanner(notSignedIn);
   resetAppliedLog(null);
   bindSidebar(selectSession);
   bindSessions();

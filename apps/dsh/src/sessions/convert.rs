@@ -12,12 +12,13 @@
 //! session, while a JSONL header line always carries it, so a session moved to JSONL comes
 //! back with an explicit 0 and means the same.
 
-use dsh_persistence::{PersistenceError, SessionInspection, SessionPersistence};
+use dsh_persistence::{PersistenceError, SessionInspection, SessionListing, SessionPersistence};
 use dsh_persistence_jsonl::header_line::header_line;
 use dsh_session::json::to_js_string;
 use dsh_session::{Canonical, SessionEvent};
 
 use super::destination::Destination;
+use super::list::sort_unreadable;
 use crate::output;
 
 /// Events per `append`: one transaction or one zstd frame each.
@@ -59,15 +60,20 @@ async fn convert_all(
     destination: &Destination,
     only: Option<&str>,
 ) -> anyhow::Result<i32> {
-    let ids = match only {
-        Some(id) => vec![id.to_owned()],
+    let (ids, unreadable) = match only {
+        Some(id) => (vec![id.to_owned()], Vec::new()),
         None => {
-            let mut headers = source.list().await?;
+            let SessionListing {
+                sessions: mut headers,
+                mut unreadable,
+            } = source.list_with_unreadable().await?;
             headers.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-            headers.into_iter().map(|header| header.id).collect()
+            sort_unreadable(&mut unreadable);
+            let ids = headers.into_iter().map(|header| header.id).collect();
+            (ids, unreadable)
         }
     };
-    if ids.is_empty() {
+    if ids.is_empty() && unreadable.is_empty() {
         output::stdout("nothing to convert: the profile's session store holds no sessions\n");
         return Ok(0);
     }
@@ -76,6 +82,15 @@ async fn convert_all(
         anyhow::Error::new(error).context(format!("cannot use the {}", destination.describe()))
     })?;
     let (mut copied, mut skipped, mut failed) = (0_usize, 0_usize, 0_usize);
+    // A log the listing could not read fails with its reason (which names it); the others go on.
+    for artifact in &unreadable {
+        failed += 1;
+        let line = match &artifact.id {
+            Some(id) => format!("failed {id}: {}\n", artifact.error),
+            None => format!("failed: {}\n", artifact.error),
+        };
+        output::stdout(&line);
+    }
     for id in &ids {
         let line = match copy_one(source, destination.store(), id).await {
             Outcome::Copied(events) => {
@@ -97,7 +112,11 @@ async fn convert_all(
         "{copied} copied, {skipped} skipped, {failed} failed; destination: {}\n",
         destination.describe()
     ));
-    Ok(if copied == ids.len() { 0 } else { 1 })
+    Ok(if copied == ids.len() && unreadable.is_empty() {
+        0
+    } else {
+        1
+    })
 }
 
 /// Copies one session and verifies the copy.

@@ -7,7 +7,9 @@
 
 mod convert;
 mod destination;
+mod list;
 mod transcript;
+mod verify;
 
 use std::path::Path;
 
@@ -57,7 +59,7 @@ async fn act(
     home: &Path,
 ) -> anyhow::Result<i32> {
     match action {
-        SessionsAction::List { json } => list(store, *json).await,
+        SessionsAction::List { json } => list::list(store, *json).await,
         SessionsAction::Show { id } => {
             let inspection = store.inspect(id).await?;
             output::stdout(&transcript::render(&inspection));
@@ -74,7 +76,7 @@ async fn act(
             output::stdout(&text);
             Ok(0)
         }
-        SessionsAction::Verify { id } => verify(store, id.as_deref()).await,
+        SessionsAction::Verify { id } => verify::verify(store, id.as_deref()).await,
         SessionsAction::Convert { to, path, root, id } => {
             let cwd = std::env::current_dir().context("cannot read the working directory")?;
             let location = path.as_deref().or(root.as_deref());
@@ -82,70 +84,4 @@ async fn act(
             convert::convert(store, &destination, id.as_deref()).await
         }
     }
-}
-
-async fn list(store: &dyn SessionPersistence, json: bool) -> anyhow::Result<i32> {
-    let mut headers = store.list().await?;
-    headers.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    let mut text = String::new();
-    if !json && !headers.is_empty() {
-        text.push_str("ID\tCREATED\tCWD\tEVENTS\n");
-    }
-    for header in headers {
-        let events = store
-            .read_from(&header.id, 0)
-            .await
-            .map(|events| events.len());
-        if json {
-            let mut object = serde_json::to_value(&header)?;
-            if let Some(map) = object.as_object_mut() {
-                let count = events
-                    .as_ref()
-                    .map_or(serde_json::Value::Null, |n| (*n).into());
-                map.insert("events".into(), count);
-                if let Err(error) = &events {
-                    map.insert("error".into(), error.to_string().into());
-                }
-            }
-            text.push_str(&to_js_string(&object));
-        } else {
-            let count = events.map_or_else(|_| "unreadable".to_owned(), |n| n.to_string());
-            text.push_str(&format!(
-                "{}\t{}\t{}\t{count}",
-                header.id,
-                transcript::iso_time(header.created_at),
-                header.cwd.as_deref().unwrap_or("-")
-            ));
-        }
-        text.push('\n');
-    }
-    output::stdout(&text);
-    Ok(0)
-}
-
-async fn verify(store: &dyn SessionPersistence, id: Option<&str>) -> anyhow::Result<i32> {
-    let ids = match id {
-        Some(id) => vec![id.to_owned()],
-        None => {
-            let mut ids: Vec<String> = store.list().await?.into_iter().map(|h| h.id).collect();
-            ids.sort();
-            ids
-        }
-    };
-    let mut bad = 0;
-    let mut text = String::new();
-    for id in &ids {
-        match store.inspect(id).await {
-            Ok(inspection) => {
-                text.push_str(&format!("ok\t{id}\t{} events\n", inspection.events.len()));
-            }
-            Err(error) => {
-                bad += 1;
-                output::diagnostic(&error.to_string());
-                text.push_str(&format!("bad\t{id}\n"));
-            }
-        }
-    }
-    output::stdout(&text);
-    Ok(if bad == 0 { 0 } else { 1 })
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::support::{Run, Sandbox};
 
 /// `dsh` in `sandbox`, talking to `fake`.
-fn against(sandbox: &Sandbox, fake: &FakeDeepSeek, args: &[&str]) -> Command {
+pub(super) fn against(sandbox: &Sandbox, fake: &FakeDeepSeek, args: &[&str]) -> Command {
     let mut command = sandbox.command(args);
     command
         .env("DEEPSEEK_BASE_URL", fake.base_url())
@@ -24,19 +24,19 @@ fn against(sandbox: &Sandbox, fake: &FakeDeepSeek, args: &[&str]) -> Command {
     command
 }
 
-async fn run(mut command: Command) -> Run {
+pub(super) async fn run(mut command: Command) -> Run {
     tokio::task::spawn_blocking(move || Run::from(command.output().unwrap()))
         .await
         .unwrap()
 }
 
-fn headless<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+pub(super) fn headless<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["--profile", "headless"];
     args.extend_from_slice(extra);
     args
 }
 
-fn bash_call(id: &str, command: &str) -> Reply {
+pub(super) fn bash_call(id: &str, command: &str) -> Reply {
     let arguments = json!({"command": command, "description": "Run the demo"}).to_string();
     Reply::sse(tool_call_events(
         id,
@@ -47,7 +47,7 @@ fn bash_call(id: &str, command: &str) -> Reply {
     ))
 }
 
-fn answer(text: &str) -> Reply {
+pub(super) fn answer(text: &str) -> Reply {
     Reply::sse(text_events(text, 4, Some(usage(120, 5, None, None))))
 }
 
@@ -68,7 +68,7 @@ fn two_bash_calls(first: &str, second: &str) -> Reply {
 }
 
 /// The stored log of `id`, decoded by `dsh sessions export`, without the header line.
-fn exported(sandbox: &Sandbox, id: &str) -> Vec<Value> {
+pub(super) fn exported(sandbox: &Sandbox, id: &str) -> Vec<Value> {
     let export = sandbox.run(&["sessions", "export", id]);
     assert_eq!(export.code, Some(0), "{}", export.stderr);
     export
@@ -95,7 +95,7 @@ fn json_output(run: &Run) -> Value {
 }
 
 /// The only session in the store.
-fn only_session(sandbox: &Sandbox) -> String {
+pub(super) fn only_session(sandbox: &Sandbox) -> String {
     let list = sandbox.run(&["sessions", "list", "--json"]);
     let ids: Vec<String> = list
         .stdout
@@ -111,7 +111,7 @@ fn only_session(sandbox: &Sandbox) -> String {
     ids.into_iter().next().unwrap()
 }
 
-fn tool_results(body: &Value) -> Vec<(String, String)> {
+pub(super) fn tool_results(body: &Value) -> Vec<(String, String)> {
     body["messages"]
         .as_array()
         .unwrap()

@@ -1,9 +1,12 @@
 mod boot;
+mod confinement;
 mod dump;
+mod escapes;
 pub mod headless;
 mod launcher;
 mod sessions;
 mod sessions_sqlite;
+mod sessions_unreadable;
 mod support;
 mod tools;
 mod web;

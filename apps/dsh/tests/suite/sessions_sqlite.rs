@@ -41,32 +41,32 @@ const SQLITE_FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/dsh-0.1.1/04-sqlite-one-bash/sessions.sqlite"
 );
-const SQLITE_ID: &str = "session-ff7d60e8-a48c-41a1-aee4-d75e7b9cd5f1";
+pub(super) const SQLITE_ID: &str = "session-ff7d60e8-a48c-41a1-aee4-d75e7b9cd5f1";
 const SHIPPED_OVERLAY: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../profiles/examples/sqlite.patch.yml"
 );
 /// Where each sandbox keeps a copy of the shipped overlay, relative to its working directory
 /// (as in a checkout of this repository).
-const OVERLAY: &str = "profiles/examples/sqlite.patch.yml";
+pub(super) const OVERLAY: &str = "profiles/examples/sqlite.patch.yml";
 
 // ---------------------------------------------------------------------------------------
 // Sandboxes
 // ---------------------------------------------------------------------------------------
 
 /// Copies the shipped overlay to `work/profiles/examples/sqlite.patch.yml`.
-fn add_overlay(sandbox: &Sandbox) {
+pub(super) fn add_overlay(sandbox: &Sandbox) {
     let text = std::fs::read_to_string(SHIPPED_OVERLAY).unwrap();
     sandbox.write(&format!("work/{OVERLAY}"), &text);
 }
 
-fn database(sandbox: &Sandbox) -> PathBuf {
+pub(super) fn database(sandbox: &Sandbox) -> PathBuf {
     sandbox.home().join("sessions.sqlite")
 }
 
 /// A sandbox with dsh 0.1.1's database at `$DSH_HOME/sessions.sqlite` (private, as dsh
 /// creates it) and the overlay.
-fn sqlite_sandbox() -> Sandbox {
+pub(super) fn sqlite_sandbox() -> Sandbox {
     let sandbox = Sandbox::new();
     std::fs::copy(SQLITE_FIXTURE, database(&sandbox)).unwrap();
     std::fs::set_permissions(database(&sandbox), Permissions::from_mode(0o600)).unwrap();
@@ -75,7 +75,7 @@ fn sqlite_sandbox() -> Sandbox {
 }
 
 /// `dsh sessions --patch profiles/examples/sqlite.patch.yml <rest>`.
-fn sqlite_args<'a>(rest: &[&'a str]) -> Vec<&'a str> {
+pub(super) fn sqlite_args<'a>(rest: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["sessions", "--patch", OVERLAY];
     args.extend_from_slice(rest);
     args

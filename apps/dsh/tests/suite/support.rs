@@ -48,7 +48,49 @@ impl Sandbox {
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(self.command(args).output().unwrap())
     }
+
+    /// Hands the whole sandbox to the unprivileged user `uid` (for [`Sandbox::command_as`]).
+    pub fn give_to(&self, uid: u32) {
+        fn walk(path: &Path, uid: u32) {
+            std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+            if path.is_dir() && !path.is_symlink() {
+                for entry in std::fs::read_dir(path).unwrap() {
+                    walk(&entry.unwrap().path(), uid);
+                }
+            }
+        }
+        walk(self.dir.path(), uid);
+    }
+
+    /// `dsh args` run as the unprivileged user `uid` (through `setpriv`), with its home in
+    /// the sandbox; `None` when this machine cannot do that (not root, or no `setpriv`).
+    pub fn command_as(&self, uid: u32, args: &[&str]) -> Option<Command> {
+        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+            .into_iter()
+            .find(|path| Path::new(path).exists())?;
+        if !nix::unistd::geteuid().is_root() {
+            return None;
+        }
+        let mut command = Command::new(setpriv);
+        command
+            .args([
+                format!("--reuid={uid}"),
+                format!("--regid={uid}"),
+                "--clear-groups".to_owned(),
+                env!("CARGO_BIN_EXE_dsh").to_owned(),
+            ])
+            .args(args)
+            .current_dir(self.work())
+            .env("DSH_HOME", self.home())
+            .env("HOME", self.dir.path())
+            .env_remove("DSH_LOG")
+            .env_remove("RUST_LOG");
+        Some(command)
+    }
 }
+
+/// The uid unprivileged runs use (`nobody` on Debian).
+pub const NOBODY: u32 = 65534;
 
 /// What one run printed and how it exited.
 pub struct Run {

@@ -228,10 +228,26 @@ fn an_escalation_without_an_approver_is_refused_and_nothing_runs() {
 #[test]
 fn no_usable_backend_refuses_and_runs_nothing() {
     let sandbox = Sandbox::new();
+    // Landlock made unusable (every command through a runner that does not exist), and a
+    // fake bubblewrap first on PATH that would run the command unconfined: bubblewrap is
+    // only ever taken from fixed, root-owned system paths.
     let patch = sandbox.write(
         "no-backend.patch.yml",
-        "- id: bash-sandbox\n  config:\n    runner: [/nonexistent/sandbox-runner]\n",
+        "- id: bash-sandbox\n  config:\n    runner: [/nonexistent/sandbox-runner]\n    launch: runner\n",
     );
+    let fake_bin = sandbox.work().join("fake-bin");
+    std::fs::create_dir_all(&fake_bin).unwrap();
+    let fake_bwrap = fake_bin.join("bwrap");
+    std::fs::write(
+        &fake_bwrap,
+        "#!/bin/sh\nwhile [ \"$#\" -gt 0 ] && [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &fake_bwrap,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let marker = sandbox.work().join("ran");
     let arguments = serde_json::json!({
         "command": format!("touch {}", marker.display()),
@@ -247,7 +263,7 @@ fn no_usable_backend_refuses_and_runs_nothing() {
             "bash",
             &arguments,
         ])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", format!("{}:/usr/bin:/bin", fake_bin.display()))
         .output()
         .unwrap();
     let run = super::support::Run::from(run);

@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+use dsh_test_support::fake_deepseek::FakeDeepSeek;
 use pretty_assertions::assert_eq;
 
 use super::support::{Run, Sandbox};
@@ -87,6 +88,29 @@ impl Served {
 
     fn token(&self) -> &str {
         self.url.split("#token=").nth(1).unwrap()
+    }
+
+    /// `POST path` with the token and a JSON body; returns the status and body.
+    fn post(&self, path: &str, body: &serde_json::Value) -> (u16, String) {
+        let body = body.to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port())).unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-dsh-token: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.port(),
+            self.token(),
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response[9..12].parse().unwrap();
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_owned())
+            .unwrap_or_default();
+        (status, body)
     }
 
     /// `GET path` with these extra header lines; returns the status and body.
@@ -191,16 +215,17 @@ fn the_browser_gets_the_url_unless_the_session_is_over_ssh() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(50));
-    // Not the URL itself (its token would show in `ps`): a private page that leads to it.
+    // Not the token (a command line is readable by every local process, confined commands
+    // included): a one-time login code, which no file ever holds.
     let handed = std::fs::read_to_string(&seen).unwrap();
-    let page = handed.strip_prefix("file://").expect("a file:// page");
-    let text = std::fs::read_to_string(page).unwrap();
-    assert!(text.contains(&format!("url={}", served.url)), "{text}");
+    let port = served.port();
+    let code = handed
+        .strip_prefix(&format!("http://127.0.0.1:{port}/#login="))
+        .unwrap_or_else(|| panic!("a login URL: {handed}"));
+    assert_eq!(code.len(), 64, "{handed}");
+    assert!(!handed.contains("token"), "{handed}");
+    assert!(!served.url.contains(code), "the code is not the token");
     assert_eq!(served.stop().code, Some(0));
-    assert!(
-        !std::path::Path::new(page).exists(),
-        "the page goes with the server"
-    );
 
     std::fs::remove_file(&seen).unwrap();
     let mut command = sandbox.command(&["web", "--port", "0"]);
@@ -246,4 +271,78 @@ fn an_opener_that_fails_leaves_the_server_up_and_names_the_url() {
         "{}",
         run.stderr
     );
+}
+
+/// A model's command under `dsh web` (run as root, or as `nobody` when `as_nobody`) tries
+/// the host's port and every place the token or the key could be read from.
+async fn probe_web_host(as_nobody: bool) -> Option<()> {
+    let sandbox = Sandbox::new();
+    let fake = FakeDeepSeek::start().await.unwrap();
+    let args = ["web", "--no-open", "--port", "0"];
+    let mut command = if as_nobody {
+        sandbox.give_to(super::support::NOBODY);
+        sandbox.command_as(super::support::NOBODY, &args)?
+    } else {
+        sandbox.command(&args)
+    };
+    command
+        .env("DEEPSEEK_BASE_URL", fake.base_url())
+        .env("DEEPSEEK_API_KEY", "sk-web-never-readable")
+        .env_remove("DSH_PERMISSION_MODE");
+    let served = tokio::task::spawn_blocking(move || Served::start(command))
+        .await
+        .unwrap();
+    let (port, token) = (served.port(), served.token().to_owned());
+    // Everything a command could learn the token or the key from, and the host's port.
+    let probe = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && echo host-reachable; \
+         cat /tmp/dsh-web-* \"${{XDG_RUNTIME_DIR:-/nonexistent}}\"/dsh-web-* 2>/dev/null; \
+         tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; \
+         for f in /proc/$PPID/fd/*; do head -c 65536 \"$f\" 2>/dev/null | strings; done; \
+         head -c 1048576 /proc/$PPID/mem 2>/dev/null | strings; echo probe-done"
+    );
+    fake.push(super::headless::bash_call("call_1", &probe));
+    fake.push(super::headless::answer("Probed."));
+    let work = sandbox.work();
+    let served = tokio::task::spawn_blocking(move || {
+        let (status, created) =
+            served.post("/api/agents", &serde_json::json!({"cwd": work}));
+        assert_eq!(status, 201, "{created}");
+        let created: serde_json::Value = serde_json::from_str(&created).unwrap();
+        let id = created["sessionId"].as_str().unwrap().to_owned();
+        let (status, sent) = served.post(
+            &format!("/api/agents/{id}/messages"),
+            &serde_json::json!({"text": "probe the host"}),
+        );
+        assert_eq!(status, 202, "{sent}");
+        served
+    })
+    .await
+    .unwrap();
+    let requests = fake
+        .wait_for_requests_within(2, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let result = &super::headless::tool_results(&requests[1].body)[0].1;
+    assert!(result.contains("probe-done"), "{result}");
+    assert!(!result.contains("host-reachable"), "{result}");
+    assert!(
+        result.contains(&format!("/dev/tcp/127.0.0.1/{port}: Permission denied")),
+        "{result}"
+    );
+    assert!(!result.contains(&token), "the token leaked: {result}");
+    assert!(!result.contains("sk-web-never-readable"), "the key leaked: {result}");
+    let run = tokio::task::spawn_blocking(move || served.stop()).await.unwrap();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    Some(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_command_reaches_neither_the_web_host_nor_its_token_as_root() {
+    probe_web_host(false).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_command_reaches_neither_the_web_host_nor_its_token_unprivileged() {
+    let _ = probe_web_host(true).await;
 }

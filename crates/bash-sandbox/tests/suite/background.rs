@@ -4,8 +4,8 @@
 use dsh_shell::{NetworkPolicy, SandboxMode, ShellExecRequest, ShellProcessStatus};
 
 use super::support::{
-    EXEC_AFTER_SEPARATOR, executor, executor_with, fake_runner, options, outside_dir, policy,
-    settle, shell_quote,
+    EXEC_AFTER_SEPARATOR, FIND_STATUS_FD, both, executor, executor_with, fake_runner, options,
+    outside_dir, policy, settle, shell_quote,
 };
 
 fn request(command: String, workdir: &std::path::Path) -> ShellExecRequest {
@@ -57,11 +57,14 @@ async fn background_denials_and_successes_carry_facts() {
 #[tokio::test]
 async fn a_background_runner_failure_is_marked_not_denied() {
     let (_workspace, root) = outside_dir();
-    let script = "if [ \"$1\" = --probe ]; then exit 0; fi; \
-                  echo 'landlock-run: cannot open rule path: /w: Permission denied' >&2; exit 125";
+    let script = format!(
+        "if [ \"$1\" = --probe ]; then exit 0; fi; {FIND_STATUS_FD}; \
+         echo 'cannot open rule path: /w: Permission denied' >&\"$status_fd\"; \
+         echo 'landlock-run: cannot open rule path: /w: Permission denied' >&2; exit 125"
+    );
     let fixture = executor_with(
         policy(SandboxMode::ReadOnly, &root, NetworkPolicy::Allow),
-        options(fake_runner(script)),
+        options(fake_runner(&script)),
     );
     let spec = fixture
         .shell
@@ -73,6 +76,31 @@ async fn a_background_runner_failure_is_marked_not_denied() {
     assert_eq!(sandbox.runner_failed, Some(true));
     assert!(!sandbox.denied, "a runner failure is never a denial");
     assert_eq!(process.exit_code(), Some(125));
+}
+
+#[tokio::test]
+async fn a_background_command_cannot_pass_for_a_runner_failure() {
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::ReadOnly, &root, NetworkPolicy::Allow);
+    for (strategy, fixture) in both(&standing) {
+        let command = "echo 'landlock-run: cannot open rule path: /x: gone' >&2; exit 125";
+        let spec = fixture
+            .shell
+            .resolve(request(command.to_owned(), &root))
+            .unwrap();
+        let process = fixture.shell.start(spec).unwrap();
+        settle(&process).await;
+        let sandbox = process.sandbox().unwrap();
+        assert_eq!(sandbox.runner_failed, None, "{strategy}");
+        assert_eq!(process.exit_code(), Some(125), "{strategy}");
+        assert!(
+            process
+                .read_output()
+                .delta
+                .contains("landlock-run: cannot open rule path"),
+            "{strategy}: the command's output is kept"
+        );
+    }
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@ mod background;
 mod confine;
 mod network;
 mod plugin;
+mod protect;
 mod refusal;
 mod runner;
 mod support;

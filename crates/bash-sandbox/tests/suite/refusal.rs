@@ -10,8 +10,8 @@ use dsh_shell::{
 };
 
 use super::support::{
-    EXEC_AFTER_SEPARATOR, executor, executor_with, fake_runner, options, outside_dir, policy, run,
-    runner, shell_quote,
+    EXEC_AFTER_SEPARATOR, FIND_STATUS_FD, both, executor, executor_with, fake_runner, options,
+    outside_dir, policy, run, runner, shell_quote,
 };
 
 fn request(command: String, workdir: &std::path::Path) -> ShellExecRequest {
@@ -39,7 +39,7 @@ async fn no_backend_refuses_and_runs_nothing() {
             policy(mode, &root, NetworkPolicy::Allow),
             SandboxOptions {
                 bwrap: Some(SandboxRunner::new("/nonexistent/bwrap", Vec::new())),
-                ..SandboxOptions::new(missing.clone())
+                ..options(missing.clone())
             },
         );
         // The executor still says it confines.
@@ -121,24 +121,28 @@ async fn the_working_verdict_is_probed_once() {
         assert_eq!(result.stdout.text, "hi\n");
     }
     assert_eq!(std::fs::read_to_string(&probes).unwrap(), "probe\n");
-    assert_eq!(
+    assert!(matches!(
         fixture.executor.backend(),
         Some(Backend::Landlock {
-            enforcement: Enforcement::Full
+            enforcement: Enforcement::Full,
+            ..
         })
-    );
+    ));
 }
 
 #[tokio::test]
-async fn a_runner_failure_is_sandbox_unavailable_with_its_line() {
+async fn a_runner_failure_is_sandbox_unavailable_with_its_detail() {
     let (_workspace, root) = outside_dir();
     let marker = root.join("ran");
-    let script = "if [ \"$1\" = --probe ]; then exit 0; fi; \
-                  echo 'landlock-run: partial enforcement (older Landlock ABI)' >&2; \
-                  echo 'landlock-run: landlock ruleset error: Permission denied' >&2; exit 125";
+    let script = format!(
+        "if [ \"$1\" = --probe ]; then exit 0; fi; {FIND_STATUS_FD}; \
+         echo 'landlock-run: partial enforcement (older Landlock ABI)' >&2; \
+         echo 'landlock ruleset error: Permission denied' >&\"$status_fd\"; \
+         echo 'landlock-run: landlock ruleset error: Permission denied' >&2; exit 125"
+    );
     let fixture = executor_with(
         policy(SandboxMode::ReadOnly, &root, NetworkPolicy::Allow),
-        options(fake_runner(script)),
+        options(fake_runner(&script)),
     );
     let error = run(
         &fixture,
@@ -146,16 +150,39 @@ async fn a_runner_failure_is_sandbox_unavailable_with_its_line() {
     )
     .await
     .unwrap_err();
-    // The runner failure outranks the denial wording, and the informational line is not the
-    // detail.
+    // The runner failure outranks the denial wording, and names the runner's own detail.
     assert_eq!(
         unavailable_message(error),
-        sandbox_unavailable_message(
-            SandboxMode::ReadOnly,
-            Some("landlock-run: landlock ruleset error: Permission denied")
-        )
+        "sandbox mode \"read-only\": the command was not run because its confinement could \
+         not be set up: landlock-run: landlock ruleset error: Permission denied"
     );
     assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn what_a_command_prints_never_passes_for_a_runner_failure() {
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::ReadOnly, &root, NetworkPolicy::Allow);
+    for (strategy, fixture) in both(&standing) {
+        let command = "echo 'landlock-run: cannot open rule path: /x: gone' >&2; \
+                       echo kept; exit 125";
+        let result = run(&fixture, request(command.to_owned(), &root))
+            .await
+            .unwrap_or_else(|error| panic!("{strategy}: {error}"));
+        assert_eq!(result.exit_code, Some(125), "{strategy}");
+        assert_eq!(
+            result.stdout.text, "kept\n",
+            "{strategy}: the output is kept"
+        );
+        assert!(
+            result
+                .stderr
+                .text
+                .contains("landlock-run: cannot open rule path"),
+            "{strategy}"
+        );
+        assert_eq!(result.sandbox.unwrap().runner_failed, None, "{strategy}");
+    }
 }
 
 #[tokio::test]
@@ -190,12 +217,13 @@ async fn the_real_runner_fails_closed_on_a_missing_workspace() {
         .await
         .unwrap_err();
     let message = unavailable_message(error);
-    assert!(
-        message.ends_with(&format!(
-            "Runner failure: landlock-run: cannot open rule path: {}: No such file or directory (os error 2)",
+    assert_eq!(
+        message,
+        format!(
+            "workspace-write refused: the workspace {} is not an existing directory",
             gone.display()
-        )),
-        "{message}"
+        ),
+        "the message names the real cause, not the host"
     );
 }
 
@@ -281,17 +309,20 @@ async fn a_runner_that_vanishes_after_the_probe_is_a_runner_spawn_failure() {
 async fn bwrap_is_the_fallback_when_landlock_is_unusable() {
     let (_workspace, root) = outside_dir();
     let missing = SandboxRunner::new("/nonexistent/dsh", Vec::new());
-    // A stand-in for bwrap: the probe (`… -- true`) passes; a run prints bwrap's dialect.
+    // A stand-in for bwrap: the probe (`… -- true`) passes; a run records its arguments,
+    // reports the child on its info descriptor as bwrap does, and runs the command.
     let bwrap = fake_runner(&format!(
         "args=\"$*\"; case \"$args\" in *'--die-with-parent -- true') exit 0;; esac; \
-         case \"$args\" in *'--bind'*) echo \"$args\" > bwrap-args;; esac; {EXEC_AFTER_SEPARATOR}"
+         {FIND_STATUS_FD}; echo \"{{\\\"child-pid\\\": $$}}\" >&\"$status_fd\"; \
+         case \"$args\" in *'--bind'*) echo \"${{args/--info-fd $status_fd/--info-fd N}}\" > bwrap-args;; esac; \
+         {EXEC_AFTER_SEPARATOR}"
     ));
     let fixture = executor_with(
         policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow),
         SandboxOptions {
             bwrap: Some(bwrap),
             probe_timeout: Duration::from_secs(5),
-            ..SandboxOptions::new(missing)
+            ..options(missing.clone())
         },
     );
     assert_eq!(fixture.executor.backend(), Some(Backend::Bwrap));
@@ -312,11 +343,12 @@ async fn bwrap_is_the_fallback_when_landlock_is_unusable() {
         std::fs::read_to_string(root.join("bwrap-args")).unwrap(),
         format!(
             "--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent \
-             --tmpfs /tmp --bind {root_text} {root_text} -- bash -c echo 'touch: /etc/x: Read-only file system' >&2; exit 1\n"
+             --tmpfs /tmp --bind {root_text} {root_text} --info-fd N -- bash -c echo 'touch: /etc/x: Read-only file system' >&2; exit 1\n"
         )
     );
 
-    let error = run(
+    // Once bwrap reported the child, a `bwrap: ` line is the command's own output.
+    let result = run(
         &fixture,
         request(
             "echo 'bwrap: Can'\"'\"'t mount proc' >&2; exit 1".to_owned(),
@@ -324,9 +356,29 @@ async fn bwrap_is_the_fallback_when_landlock_is_unusable() {
         ),
     )
     .await
-    .unwrap_err();
+    .unwrap();
+    assert_eq!(result.exit_code, Some(1));
+    assert!(result.sandbox.unwrap().runner_failed.is_none());
+
+    // A bwrap that fails before starting the command is a launcher failure.
+    let failing = fake_runner(
+        "args=\"$*\"; case \"$args\" in *'--die-with-parent -- true') exit 0;; esac; \
+         echo \"bwrap: Can't mount proc\" >&2; exit 1",
+    );
+    let fixture = executor_with(
+        policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow),
+        SandboxOptions {
+            bwrap: Some(failing),
+            probe_timeout: Duration::from_secs(5),
+            ..options(missing)
+        },
+    );
+    let error = run(&fixture, request("echo ran".to_owned(), &root))
+        .await
+        .unwrap_err();
     assert_eq!(
         unavailable_message(error),
-        sandbox_unavailable_message(SandboxMode::WorkspaceWrite, Some("bwrap: Can't mount proc"))
+        "sandbox mode \"workspace-write\": the command was not run because its confinement \
+         could not be set up: bwrap: Can't mount proc"
     );
 }

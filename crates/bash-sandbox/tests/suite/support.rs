@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dsh_bash_local::LocalBashExecutor;
-use dsh_bash_sandbox::{FixedPolicy, SandboxBashExecutor, SandboxOptions, SandboxRunner};
+use dsh_bash_sandbox::{
+    FixedPolicy, LaunchStrategy, SandboxBashExecutor, SandboxOptions, SandboxRunner,
+};
 use dsh_shell::{
     NetworkPolicy, ParentEnv, RunnerOptions, SandboxExecutionPolicy, SandboxMode, ShellConfig,
     ShellError, ShellExecRequest, ShellExecutor, ShellProcess, ShellRunResult,
@@ -57,6 +59,7 @@ pub fn policy(mode: SandboxMode, root: &Path, network: NetworkPolicy) -> Sandbox
         workspace_root: root.to_path_buf(),
         session_id: None,
         network,
+        protected_paths: Vec::new(),
     }
 }
 
@@ -78,19 +81,40 @@ pub fn local() -> (LocalBashExecutor, tempfile::TempDir) {
     (local, spill)
 }
 
-/// Options with `runner` and no bubblewrap (the tests must not depend on the host having
-/// it), probes bounded by 5 s.
+/// Options with every command through `runner` and no bubblewrap (the tests must not
+/// depend on the host having it), probes bounded by 5 s.
 pub fn options(runner: SandboxRunner) -> SandboxOptions {
     SandboxOptions {
         bwrap: None,
+        strategy: LaunchStrategy::Runner,
         ..SandboxOptions::new(runner)
+    }
+}
+
+/// The default options: confinements held on launch threads, the real runner where a
+/// thread cannot hold one, no bubblewrap.
+pub fn thread_options() -> SandboxOptions {
+    SandboxOptions {
+        bwrap: None,
+        ..SandboxOptions::new(runner())
     }
 }
 
 pub struct Fixture {
     pub executor: Arc<SandboxBashExecutor>,
     pub shell: Arc<dyn ShellExecutor>,
-    _spill: tempfile::TempDir,
+    _spill: Option<tempfile::TempDir>,
+}
+
+impl Fixture {
+    /// A fixture over an executor built by the caller (who keeps its spill directory).
+    pub fn new(executor: Arc<SandboxBashExecutor>, shell: Arc<dyn ShellExecutor>) -> Self {
+        Self {
+            executor,
+            shell,
+            _spill: None,
+        }
+    }
 }
 
 /// An executor whose standing policy is `standing`.
@@ -105,13 +129,27 @@ pub fn executor_with(standing: SandboxExecutionPolicy, options: SandboxOptions) 
     Fixture {
         executor,
         shell,
-        _spill: spill,
+        _spill: Some(spill),
     }
 }
 
-/// An executor over the real runner with the standing policy `standing`.
+/// An executor with the default strategy (launch threads) and the standing policy
+/// `standing`.
 pub fn executor(standing: SandboxExecutionPolicy) -> Fixture {
+    executor_with(standing, thread_options())
+}
+
+/// An executor sending every command through the real runner process.
+pub fn runner_executor(standing: SandboxExecutionPolicy) -> Fixture {
     executor_with(standing, options(runner()))
+}
+
+/// Both strategies, named, over the same standing policy.
+pub fn both(standing: &SandboxExecutionPolicy) -> [(&'static str, Fixture); 2] {
+    [
+        ("thread", executor(standing.clone())),
+        ("runner", runner_executor(standing.clone())),
+    ]
 }
 
 /// A runner that is a bash script (`bash -c <script> fake-runner <args>…`): it does not
@@ -122,6 +160,10 @@ pub fn fake_runner(script: &str) -> SandboxRunner {
         vec!["-c".to_owned(), script.to_owned(), "fake-runner".to_owned()],
     )
 }
+
+/// The part of a fake runner that finds its status channel (`--status-fd <n>` or bwrap's
+/// `--info-fd <n>`) and sets `status_fd` to it.
+pub const FIND_STATUS_FD: &str = r#"status_fd=; prev=; for a in "$@"; do case "$prev" in --status-fd|--info-fd) status_fd=$a;; esac; prev=$a; done"#;
 
 /// The part of a fake runner that skips to the command after `--` and runs it.
 pub const EXEC_AFTER_SEPARATOR: &str =

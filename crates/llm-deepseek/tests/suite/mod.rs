@@ -4,3 +4,4 @@ mod request;
 mod retry;
 mod sse_props;
 mod streams;
+mod timeouts;

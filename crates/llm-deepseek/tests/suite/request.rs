@@ -236,12 +236,20 @@ fn config_parses_camel_case() {
     let config: DeepSeekConfig = serde_json::from_value(json!({
         "apiKeyEnv": "MY_KEY", "baseURL": "http://x", "thinking": "disabled",
         "reasoningEffort": "low", "maxTokens": 10, "defaultContextWindow": 20,
-        "streamIdleTimeoutMs": 30, "retryPolicy": {"mode": "normal"}
+        "streamIdleTimeoutMs": 30, "headersTimeoutMs": 40, "requestTimeoutMs": 50,
+        "retryPolicy": {"mode": "normal"}
     }))
     .unwrap();
     assert_eq!(config.api_key_env(), "MY_KEY");
     assert_eq!(config.thinking, Some(Thinking::Disabled));
-    assert_eq!(config.stream_idle_timeout_ms(), 30);
+    assert_eq!(
+        (
+            config.stream_idle_timeout_ms(),
+            config.headers_timeout_ms(),
+            config.request_timeout_ms()
+        ),
+        (30, 40, 50)
+    );
     let defaults = DeepSeekConfig::default();
     assert_eq!(
         (
@@ -249,8 +257,18 @@ fn config_parses_camel_case() {
             defaults.reasoning_effort(),
             defaults.max_tokens(),
             defaults.default_context_window(),
-            defaults.stream_idle_timeout_ms()
+            defaults.stream_idle_timeout_ms(),
+            defaults.headers_timeout_ms(),
+            defaults.request_timeout_ms()
         ),
-        ("DEEPSEEK_API_KEY", "high", 256_000, 1_000_000, 300_000)
+        (
+            "DEEPSEEK_API_KEY",
+            "high",
+            256_000,
+            1_000_000,
+            300_000,
+            60_000,
+            1_800_000
+        )
     );
 }

@@ -1,4 +1,5 @@
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use dsh_kernel::{BoxError, Kernel};
 use dsh_llm::{LLM, LlmPlugin, RetryItem, RetryRecord, RetryScope, Retrying, StreamChunk};
@@ -86,6 +87,34 @@ async fn server_errors_exhaust_five_retries() {
     assert_eq!(
         (failure.code.as_str(), failure.status),
         ("SERVER", Some(500))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_server_is_retried_after_the_headers_bound() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    server.push(Reply::hang());
+    server.push(Reply::sse(sse::text_events("ok", 2, None)));
+    let started = tokio::time::Instant::now();
+    let (items, records) = tokio::time::timeout(Duration::from_secs(200), run(&server))
+        .await
+        .expect("the retried request should finish");
+    assert_eq!((server.requests().len(), records), (2, 2));
+    let retry = items
+        .iter()
+        .find_map(|item| match item {
+            RetryItem::Retry(retry) => Some(retry.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (retry.failure.code.as_str(), retry.failure.message.as_str()),
+        ("TIMEOUT", "DeepSeek response headers timeout after 60000ms")
+    );
+    assert!(started.elapsed() < Duration::from_secs(61));
+    assert_eq!(
+        last_finish(&items),
+        StreamChunk::finish(dsh_llm::FinishReason::Stop)
     );
 }
 

@@ -242,28 +242,6 @@ async fn the_default_five_minute_idle_timeout_fires_on_a_paused_clock() {
 }
 
 #[tokio::test]
-async fn comments_rearm_the_watchdog() {
-    let server = FakeDeepSeek::start().await.unwrap();
-    let mut events = vec![SseEvent::data(sse::chunk_role())];
-    for _ in 0..4 {
-        events.push(SseEvent::comment("keep-alive").after(Duration::from_millis(100)));
-    }
-    events.extend(sse::text_events("ok", 2, None));
-    server.push(Reply::sse(events));
-    let config = DeepSeekConfig {
-        stream_idle_timeout_ms: Some(250),
-        ..DeepSeekConfig::default()
-    };
-    let adapter = adapter_for(&server, config);
-    let (chunks, failure) = collect(&adapter, options("hi")).await;
-    assert_eq!(failure, None);
-    assert_eq!(
-        chunks.last(),
-        Some(&StreamChunk::finish(FinishReason::Stop))
-    );
-}
-
-#[tokio::test]
 async fn abort_gives_aborted() {
     let server = FakeDeepSeek::start().await.unwrap();
     server.push(Reply::hang());

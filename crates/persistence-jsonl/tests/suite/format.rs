@@ -5,9 +5,11 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use dsh_persistence::{BackendError, PersistenceError, SessionPersistence};
-use dsh_persistence_jsonl::Compression;
+use dsh_persistence::{
+    BackendError, Coordinator, PersistenceError, SessionPersistence, UnreadableSession,
+};
 use dsh_persistence_jsonl::zstd_frames::{compress_frame, scan_frames};
+use dsh_persistence_jsonl::{Compression, JsonlBackend};
 use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::json::to_js_string;
 use dsh_session::repair::interrupted_turn_closers;
@@ -515,11 +517,14 @@ async fn zstd_header_frame_holding_more_than_the_header_line_is_corruption() {
         cause.contains("first frame is not exactly one header line"),
         "{cause}"
     );
-    let listed = persistence.list().await.unwrap_err().to_string();
+    let [listed] = unreadable(&persistence).await.try_into().unwrap();
     assert!(
-        listed.contains("first frame is not exactly one header line"),
-        "{listed}"
+        listed
+            .error
+            .contains("first frame is not exactly one header line"),
+        "{listed:?}"
     );
+    assert_eq!(listed.path.as_deref(), Some(path.as_path()));
 }
 
 #[tokio::test]
@@ -823,12 +828,9 @@ async fn malformed_header_lines_are_corruption_and_are_skipped_by_list() {
             cause.ends_with(&format!("(file: {})", path.display())),
             "{cause}"
         );
-        if retired {
-            // dsh refuses such a header when listing too (see the test below).
-            assert!(persistence.list().await.is_err(), "{line}");
-        } else {
-            assert!(persistence.list().await.unwrap().is_empty(), "{line}");
-        }
+        // Listing reports it with the same reason (dsh refuses a retired header there too).
+        let [listed] = unreadable(&persistence).await.try_into().unwrap();
+        assert!(listed.error.contains(why), "{line}: {listed:?}");
     }
 }
 
@@ -929,14 +931,16 @@ async fn list_refuses_a_header_with_retired_policy_fields() {
     );
     std::fs::write(&path, "{\"type\":\"session\",\"version\":0,\"id\":\"retired\",\"createdAt\":1,\"delegationDepth\":0,\"sandboxMode\":\"read-only\"}\n").unwrap();
 
-    let error = store(root.path(), Compression::None, true)
-        .list()
+    let [listed] = unreadable(&store(root.path(), Compression::None, true))
         .await
-        .unwrap_err();
+        .try_into()
+        .unwrap();
     assert!(
-        error.to_string().contains("retired policy baseline fields"),
-        "{error}"
+        listed.error.contains("retired policy baseline fields"),
+        "{listed:?}"
     );
+    assert_eq!(listed.id.as_deref(), Some("retired"));
+    assert_eq!(listed.path, Some(path));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1043,35 +1047,95 @@ async fn other_files_in_project_and_session_directories_are_ignored() {
 }
 
 #[tokio::test]
-async fn a_root_of_one_encoding_refuses_an_artifact_of_the_other() {
-    for (fixture, configured) in [
-        (&FIXTURES[1], Compression::Zstd),
-        (&FIXTURES[0], Compression::None),
-    ] {
+async fn a_root_lists_reads_and_extends_logs_of_either_encoding() {
+    // A user who changed `compression` keeps the sessions written before: both fixtures in
+    // one root, read by a store of either encoding.
+    for configured in BOTH {
         let root = tempfile::tempdir().unwrap();
-        let path = fixture.install(root.path());
-        let expected = format!(
-            "session artifact \"{}\" uses {}, but this backend is configured for compression \
-             \"{}\"; use a separate root or select the matching compression mode",
-            path.display(),
-            fixture.compression.suffix(),
-            configured.name()
-        );
+        let paths: Vec<PathBuf> = FIXTURES
+            .iter()
+            .map(|fixture| fixture.install(root.path()))
+            .collect();
         let persistence = store(root.path(), configured, true);
-        assert_eq!(invalid(persistence.list().await.unwrap_err()), expected);
-        assert_eq!(
-            invalid(persistence.load(fixture.id).await.unwrap_err()),
-            expected
-        );
-        assert_eq!(
-            invalid(persistence.read_raw(fixture.id).await.unwrap_err()),
-            expected
-        );
+        let listing = persistence.list_with_unreadable().await.unwrap();
+        assert_eq!(listing.unreadable, []);
+        let mut ids: Vec<&str> = listing.sessions.iter().map(|h| h.id.as_str()).collect();
+        ids.sort_unstable();
+        let mut expected: Vec<&str> = FIXTURES.iter().map(|fixture| fixture.id).collect();
+        expected.sort_unstable();
+        assert_eq!(ids, expected);
+        assert_eq!(persistence.list_snapshots().await.unwrap().len(), 2);
+
+        for (fixture, path) in FIXTURES.iter().zip(&paths) {
+            // The same events as a store of the log's own encoding reads.
+            let own = tempfile::tempdir().unwrap();
+            fixture.install(own.path());
+            let reference = store(own.path(), fixture.compression, true)
+                .load(fixture.id)
+                .await
+                .unwrap();
+            let loaded = persistence.load(fixture.id).await.unwrap();
+            assert_eq!(texts(&loaded.events), texts(&reference.events));
+            let raw = persistence.read_raw(fixture.id).await.unwrap().unwrap();
+            assert_eq!(raw.header.id, fixture.id);
+
+            // An append continues the log in its own encoding; no second log appears.
+            let next = loaded.events.len() as u64;
+            persistence
+                .append(
+                    fixture.id,
+                    vec![SessionEvent::new(
+                        "goal/change",
+                        next,
+                        1,
+                        json!({"goal": "x"}),
+                    )],
+                )
+                .await
+                .unwrap();
+            let names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(names, [fixture.compression.transcript_name()]);
+            let reread = store(root.path(), fixture.compression, true)
+                .load(fixture.id)
+                .await
+                .unwrap();
+            assert_eq!(reread.events.len() as u64, next + 1);
+        }
     }
 }
 
 #[tokio::test]
-async fn a_root_refuses_to_write_beside_an_artifact_of_the_other_encoding() {
+async fn a_session_directory_holding_both_encodings_is_refused_naming_it() {
+    let root = tempfile::tempdir().unwrap();
+    let fixture = &FIXTURES[1];
+    let raw = fixture.install(root.path());
+    std::fs::copy(
+        super::support::fixture_path(FIXTURES[0].file),
+        raw.with_file_name("session.jsonl.zstd"),
+    )
+    .unwrap();
+    let dir = raw.parent().unwrap();
+    let expected = format!(
+        "session directory \"{}\" holds both session.jsonl and session.jsonl.zstd, but a \
+         session has one log; move the one that does not belong out of the session store",
+        dir.display()
+    );
+    let persistence = store(root.path(), Compression::Zstd, true);
+    assert_eq!(
+        invalid(persistence.load(fixture.id).await.unwrap_err()),
+        expected
+    );
+    let [listed] = unreadable(&persistence).await.try_into().unwrap();
+    assert_eq!(listed.error, expected);
+    assert_eq!(listed.path.as_deref(), Some(dir));
+    assert_eq!(listed.id.as_deref(), Some(fixture.id));
+}
+
+#[tokio::test]
+async fn a_first_write_refuses_an_id_stored_in_the_other_encoding() {
     let root = tempfile::tempdir().unwrap();
     let fixture = &FIXTURES[1];
     let raw_path = fixture.install(root.path());
@@ -1085,9 +1149,14 @@ async fn a_root_refuses_to_write_beside_an_artifact_of_the_other_encoding() {
         .append(fixture.id, long_session(1))
         .await
         .unwrap_err();
-    assert!(
-        invalid(error)
-            .contains("uses .jsonl, but this backend is configured for compression \"zstd\"")
+    assert_eq!(
+        invalid(error),
+        format!(
+            "refusing to materialize \"{}\": a log already exists at \"{}\" (load/resume it \
+             instead)",
+            fixture.id,
+            raw_path.display()
+        )
     );
     assert!(!raw_path.with_file_name("session.jsonl.zstd").exists());
 }
@@ -1112,7 +1181,9 @@ async fn the_obsolete_flat_layout_is_refused_by_load_and_list() {
                 invalid(persistence.load("legacy-flat").await.unwrap_err()),
                 expected
             );
-            assert_eq!(invalid(persistence.list().await.unwrap_err()), expected);
+            let [listed] = unreadable(&persistence).await.try_into().unwrap();
+            assert_eq!(listed.error, expected);
+            assert_eq!(listed.id.as_deref(), Some("legacy-flat"));
         }
     }
 }
@@ -1133,7 +1204,11 @@ async fn a_log_whose_header_cwd_names_another_directory_is_refused() {
             .display()
     );
     let persistence = store(root.path(), Compression::None, true);
-    assert_eq!(persistence.list().await.unwrap_err().to_string(), expected);
+    let [listed] = unreadable(&persistence).await.try_into().unwrap();
+    assert_eq!(
+        listed.error,
+        format!("stored session \"misplaced\" failed validation: {expected}")
+    );
     assert_eq!(
         corruption(persistence.load("misplaced").await.unwrap_err()),
         expected
@@ -1224,16 +1299,17 @@ async fn a_header_id_that_cannot_name_a_path_is_refused_by_list() {
     )
     .unwrap();
 
-    let error = store(root.path(), Compression::None, true)
-        .list()
+    let [listed] = unreadable(&store(root.path(), Compression::None, true))
         .await
-        .unwrap_err();
+        .try_into()
+        .unwrap();
     assert!(
-        error
-            .to_string()
+        listed
+            .error
             .ends_with("header id cannot name a storage path"),
-        "{error}"
+        "{listed:?}"
     );
+    assert_eq!(listed.id.as_deref(), Some("invalid-id"));
 }
 
 #[tokio::test]
@@ -1253,13 +1329,29 @@ async fn one_id_in_two_project_directories_is_refused_by_load_and_list() {
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::copy(&path, &target).unwrap();
     }
-    let expected = "duplicate JSONL session id \"dup\" appears in multiple project directories";
+    let [a, b] =
+        ["--a--", "--b--"].map(|project| root.path().join(project).join("dup/session.jsonl"));
     let persistence = store(root.path(), Compression::None, true);
     assert_eq!(
         corruption(persistence.load("dup").await.unwrap_err()),
-        expected
+        format!(
+            "duplicate JSONL session id \"dup\" appears in multiple project directories: \"{}\", \"{}\"",
+            a.display(),
+            b.display()
+        )
     );
-    assert_eq!(persistence.list().await.unwrap_err().to_string(), expected);
+    // Listing names neither as the session, and says of each where the other is.
+    let listed = unreadable(&persistence).await;
+    let errors: Vec<&str> = listed.iter().map(|listed| listed.error.as_str()).collect();
+    assert_eq!(
+        errors,
+        [(&a, &b), (&b, &a)].map(|(this, other)| format!(
+            "stored session \"dup\" failed validation: duplicate JSONL session id \"dup\": the \
+             log \"{}\" carries it, and so does \"{}\"",
+            this.display(),
+            other.display()
+        ))
+    );
 }
 
 #[tokio::test]
@@ -1363,9 +1455,10 @@ async fn a_first_write_never_replaces_a_log_another_writer_published() {
 
     let error = late.append("race", log.clone()).await.unwrap_err();
     assert!(
-        error
-            .to_string()
-            .starts_with("refusing to materialize \"race\": a log already exists on disk"),
+        error.to_string().starts_with(&format!(
+            "refusing to materialize \"race\": a log already exists at \"{}\"",
+            path.display()
+        )),
         "{error}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), published);
@@ -1845,6 +1938,25 @@ fn corruption(error: PersistenceError) -> String {
         PersistenceError::Corruption { cause, .. } => cause,
         other => panic!("expected a corruption error, got {other:?}"),
     }
+}
+
+/// The artifacts a listing could not read, after checking that a plain `list` leaves them out.
+async fn unreadable(persistence: &Coordinator<JsonlBackend>) -> Vec<UnreadableSession> {
+    let listing = persistence.list_with_unreadable().await.unwrap();
+    let listed: Vec<String> = persistence
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|header| header.id)
+        .collect();
+    let healthy: Vec<String> = listing
+        .sessions
+        .into_iter()
+        .map(|header| header.id)
+        .collect();
+    assert_eq!(listed, healthy, "list gives the readable sessions");
+    listing.unreadable
 }
 
 fn invalid(error: PersistenceError) -> String {

@@ -5,3 +5,4 @@ mod kill;
 mod live;
 mod props;
 mod support;
+mod unreadable;

@@ -3,6 +3,7 @@ mod differential;
 mod fixtures;
 mod format;
 mod kill;
+mod readers;
 mod refusals;
 mod support;
 mod tail;

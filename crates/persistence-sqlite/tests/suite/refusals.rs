@@ -158,7 +158,7 @@ async fn unsafe_paths_are_refused_when_the_backend_is_built() {
     };
     let error = backend(&link).unwrap_err().to_string();
     assert!(
-        error.contains("must be a regular file, not a symbolic link"),
+        error.contains("is a symbolic link, not a regular file"),
         "{error}"
     );
 

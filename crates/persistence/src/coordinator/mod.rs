@@ -18,8 +18,8 @@ use dsh_session::{LiveSession, Session, SessionEvent, SessionHeader, validate_lo
 use crate::backend::{PersistenceBackend, StoredLog};
 use crate::error::{BackendError, PersistenceError};
 use crate::seam::{
-    PersistenceSnapshot, SessionInspection, SessionLocation, SessionPersistence,
-    SessionPreparation, SessionRawArtifact,
+    PersistenceSnapshot, SessionInspection, SessionListing, SessionLocation, SessionPersistence,
+    SessionPreparation, SessionRawArtifact, UnreadableSession,
 };
 use crate::write_behind::{DEFAULT_WRITE_BATCH_MAX_DELAY_MS, WriteBehind};
 
@@ -80,15 +80,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn from_backend(id: &str, error: BackendError) -> PersistenceError {
-    match error {
-        BackendError::Corrupt(cause) => PersistenceError::Corruption {
-            id: id.to_owned(),
-            cause,
-        },
-        BackendError::FormatUnsupported(message) => PersistenceError::FormatUnsupported(message),
-        other => PersistenceError::Backend(other),
+/// Leaves an unreadable artifact out of a plain listing, with a trace for whoever looks.
+fn skip_unreadable(unreadable: &[UnreadableSession]) {
+    for artifact in unreadable {
+        tracing::debug!("not listed: {}", artifact.error);
     }
+}
+
+fn from_backend(id: &str, error: BackendError) -> PersistenceError {
+    PersistenceError::of_session(id, error)
 }
 
 impl<B: PersistenceBackend> Coordinator<B> {
@@ -314,6 +314,10 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
         self.backend.locate(header)
     }
 
+    fn storage_paths(&self) -> Vec<(std::path::PathBuf, String)> {
+        self.backend.storage_paths()
+    }
+
     fn supports_raw_artifacts(&self) -> bool {
         self.backend.supports_raw_artifacts()
     }
@@ -330,6 +334,10 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
             .validate(&header.id)
             .map_err(|error| PersistenceError::Invalid(error.to_string()))?;
         let id = header.id.clone();
+        self.backend
+            .check_writable()
+            .await
+            .map_err(|error| from_backend(&id, error))?;
         let slot = self.slot(&id);
         let mut state = slot.lock().await;
         if state.tracked {
@@ -370,6 +378,10 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
                 "session \"{id}\" is live; it cannot be prepared again"
             )));
         }
+        self.backend
+            .check_writable()
+            .await
+            .map_err(|error| from_backend(id, error))?;
         let slot = self.slot(id);
         let mut state = slot.lock().await;
         let checked = self.read_repaired(id, &mut state).await?;
@@ -424,10 +436,18 @@ impl<B: PersistenceBackend> SessionPersistence for Coordinator<B> {
     }
 
     async fn list(&self) -> Result<Vec<SessionHeader>, PersistenceError> {
+        let listing = self.backend.list().await?;
+        skip_unreadable(&listing.unreadable);
+        Ok(listing.sessions)
+    }
+
+    async fn list_with_unreadable(&self) -> Result<SessionListing, PersistenceError> {
         Ok(self.backend.list().await?)
     }
 
     async fn list_snapshots(&self) -> Result<Vec<PersistenceSnapshot>, PersistenceError> {
-        Ok(self.backend.list_snapshots().await?)
+        let listing = self.backend.list_snapshots().await?;
+        skip_unreadable(&listing.unreadable);
+        Ok(listing.snapshots)
     }
 }

@@ -4,10 +4,10 @@
 //! [`FakeDeepSeek::start`] binds `127.0.0.1:0` and serves HTTP/1.1 (one request per connection,
 //! answered with `Connection: close`). Every request is recorded ([`FakeDeepSeek::requests`]).
 //! Each `POST /chat/completions` (or `/v1/chat/completions`) takes the next scripted [`Reply`]
-//! from the queue ([`FakeDeepSeek::push`]): an SSE stream, an HTTP error, a cut or stalled
-//! stream, or a stream held behind a [`Gate`]. With the queue empty the request gets a 500
-//! whose JSON error names it; other paths get 404, malformed requests 400. Dropping the server
-//! stops it and closes every connection it holds.
+//! from the queue ([`FakeDeepSeek::push`]): an SSE stream, an HTTP error, a cut, stalled or
+//! never-ending stream, or a stream held behind a [`Gate`]. With the queue empty the request
+//! gets a 500 whose JSON error names it; other paths get 404, malformed requests 400. Dropping
+//! the server stops it and closes every connection it holds.
 //!
 //! The server has no timers of its own (no read timeout, no limit on a stall): only the pauses
 //! a reply scripts, and a wait of at most a second for the client to hang up after a response.

@@ -26,9 +26,11 @@ use crate::sse::SseEvent;
 ///     .request_id("req-1");
 /// let cut = Reply::sse(vec![SseEvent::data(sse::chunk_text("par"))]).cut();
 /// let stalled = Reply::sse(vec![SseEvent::data(sse::chunk_role())]).stall_after(1);
+/// let keep_alive_only = Reply::sse(Vec::new())
+///     .repeat_forever(SseEvent::comment("keep-alive").after(Duration::from_secs(1)));
 /// let (gated, gate) = Reply::gated(vec![SseEvent::data(sse::chunk_text("a"))]);
 /// gate.release(1);
-/// # let _ = (ok, limited, cut, stalled, gated);
+/// # let _ = (ok, limited, cut, stalled, keep_alive_only, gated);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -55,6 +57,8 @@ struct Stream {
     stall_after: Option<usize>,
     event_delay: Duration,
     gate: Option<Arc<GateState>>,
+    /// Sent again and again after `events`, instead of the end.
+    forever: Option<SseEvent>,
 }
 
 /// How an SSE reply ends once its events are out.
@@ -78,6 +82,7 @@ impl Reply {
             stall_after: None,
             event_delay: Duration::ZERO,
             gate: None,
+            forever: None,
         }))
     }
 
@@ -165,6 +170,18 @@ impl Reply {
     #[must_use]
     pub fn event_delay(self, delay: Duration) -> Self {
         self.stream(|stream| stream.event_delay = delay)
+    }
+
+    /// An SSE reply that, once its events are out, sends `event` again and again (each time
+    /// after `event`'s own [`SseEvent::after`] pause and the reply's
+    /// [`event_delay`](Reply::event_delay)) and never ends: no `[DONE]`, no end of the chunked
+    /// body, until the client hangs up or the server is dropped. For a keep-alive flood
+    /// (`SseEvent::comment("keep-alive").after(..)`) or a stream that trickles data forever.
+    /// [`stall_after`](Reply::stall_after) and a [`Gate`] count the repeats as events. Other
+    /// replies are unchanged.
+    #[must_use]
+    pub fn repeat_forever(self, event: SseEvent) -> Self {
+        self.stream(|stream| stream.forever = Some(event))
     }
 
     /// This SSE reply held behind a new [`Gate`] (see [`Reply::gated`]). For other replies the
@@ -271,10 +288,12 @@ impl Stream {
             return Outcome::Gone;
         }
         let done = SseEvent::done();
+        let ends_with_done = self.end == End::Done && self.forever.is_none();
         let frames = self
             .events
             .iter()
-            .chain((self.end == End::Done).then_some(&done));
+            .chain(ends_with_done.then_some(&done))
+            .chain(self.forever.iter().flat_map(std::iter::repeat));
         for (position, event) in frames.enumerate() {
             if self.stall_after == Some(position) {
                 return Outcome::Stall;

@@ -329,6 +329,36 @@ async fn events_can_be_delayed() {
 }
 
 #[tokio::test]
+async fn a_repeating_reply_never_ends_and_stops_when_the_client_hangs_up() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    let keep_alive = SseEvent::comment("keep-alive").after(Duration::from_millis(20));
+    let (reply, gate) = Reply::sse(vec![SseEvent::data(sse::chunk_role())])
+        .repeat_forever(keep_alive.clone())
+        .gate();
+    server.push(reply);
+    gate.release_all();
+    let mut stream = client::send(server.addr(), &chat(&body())).await;
+    let mut buf = Vec::new();
+    assert!(
+        read_until(&mut stream, &mut buf, Duration::from_secs(5), |buf| {
+            chunks_after_head(buf) >= 6
+        })
+        .await
+    );
+    let (chunks, complete) = Response::parse(&buf).chunks();
+    assert!(!complete, "a repeating reply never ends its body");
+    assert_eq!(chunks[0], sse::render(&[SseEvent::data(sse::chunk_role())]));
+    assert!(
+        chunks[1..]
+            .iter()
+            .all(|chunk| *chunk == keep_alive.to_sse())
+    );
+    assert!(!chunks.iter().any(|chunk| chunk.contains("[DONE]")));
+    drop(stream);
+    assert!(gate.wait_client_closed(Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
 async fn an_unexpected_request_gets_a_500_naming_it() {
     let server = FakeDeepSeek::start().await.unwrap();
     let response = client::exchange(server.addr(), &chat(&body())).await;

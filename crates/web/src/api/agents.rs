@@ -13,12 +13,14 @@ use serde_json::{Value, json};
 
 use super::Api;
 use super::error::{ApiError, rejection};
+use super::workspace::new_workspace;
 
 /// `POST /api/agents` body.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateBody {
-    /// The workspace (default: the server's working directory).
+    /// The workspace (default: the server's working directory): an existing directory, not
+    /// the root, a home or an ancestor of one (see `workspace`).
     cwd: Option<String>,
     /// The model (default: the deployment's).
     model: Option<String>,
@@ -47,20 +49,7 @@ pub(crate) async fn create(
     body: Result<Json<CreateBody>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let Json(body) = body.map_err(|error| rejection(&error))?;
-    let cwd = match body.cwd {
-        Some(cwd) if std::path::Path::new(&cwd).is_absolute() => cwd,
-        Some(cwd) => {
-            return Err(ApiError::bad_request(format!(
-                "cwd must be absolute (got {cwd:?})"
-            )));
-        }
-        None => std::env::current_dir()
-            .map_err(|error| {
-                ApiError::internal(format!("cannot read the working directory: {error}"))
-            })?
-            .display()
-            .to_string(),
-    };
+    let cwd = new_workspace(&api, body.cwd)?;
     let agent = api
         .agents
         .create(CreateAgentOptions {

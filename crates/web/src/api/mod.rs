@@ -1,6 +1,7 @@
 //! The `dsh-host-apiproxy` plugin (row `api-gateway`): the session API over the kernel
 //! services, mounted on the web server under `/api/sessions` and `/api/agents`, and the
-//! page's answers to approval questions. See `docs/web-api.md`.
+//! page's answers to approval questions. Sessions are refused a workspace a model's commands
+//! must not write in (`workspace`). See `docs/web-api.md`.
 
 mod agents;
 mod approvals;
@@ -8,10 +9,12 @@ mod error;
 mod events;
 mod sessions;
 mod titles;
+mod workspace;
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use dsh_agent_loop::{AGENT_DEFAULT_MODEL, AGENTS, AgentDefaultModel, AgentRegistry};
 use dsh_kernel::{BoxError, Context, Plugin};
@@ -71,7 +74,11 @@ impl Plugin for ApiPlugin {
             .answer_with(&ctx, Arc::clone(&api.answerer) as Arc<dyn ApprovalAnswerer>)?;
         let sessions = Router::new()
             .route("/api/sessions", get(sessions::list))
-            .route("/api/sessions/{id}/resume", post(sessions::resume))
+            .route(
+                "/api/sessions/{id}/resume",
+                post(sessions::resume)
+                    .route_layer(from_fn_with_state(api.clone(), workspace::guard_resume)),
+            )
             .route("/api/sessions/{id}/events", get(events::stream))
             .fallback(error::no_route)
             .method_not_allowed_fallback(error::wrong_method)

@@ -55,7 +55,8 @@ struct Web {
     kernel: Kernel,
     server: Arc<WebServer>,
     client: reqwest::Client,
-    _home: tempfile::TempDir,
+    /// Holds the sessions and the dsh home (`<home>/dsh-home`).
+    home: tempfile::TempDir,
 }
 
 async fn web() -> Web {
@@ -67,6 +68,11 @@ async fn web() -> Web {
     root.plugin(
         dsh_persistence_jsonl::JsonlPersistencePlugin,
         json!({"root": home.path().join("sessions")}),
+    )
+    .unwrap();
+    root.plugin(
+        dsh_shell_env::ShellEnvPlugin,
+        json!({"dshHome": home.path().join("dsh-home")}),
     )
     .unwrap();
     root.plugin(LlmPlugin, Value::Null).unwrap();
@@ -94,7 +100,7 @@ async fn web() -> Web {
         kernel,
         server,
         client: reqwest::Client::new(),
-        _home: home,
+        home,
     }
 }
 
@@ -196,7 +202,10 @@ impl Web {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_send_and_watch_a_turn_then_list_it() {
     let w = web().await;
-    let (status, created) = w.post("/api/agents", json!({"cwd": "/tmp"})).await;
+    let project = w.home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    let (status, created) = w.post("/api/agents", json!({"cwd": project})).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = created["sessionId"].as_str().unwrap().to_owned();
     let (status, sent) = w
@@ -236,7 +245,7 @@ async fn create_send_and_watch_a_turn_then_list_it() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["status"], "idle");
-    assert_eq!(listed[0]["cwd"], "/tmp");
+    assert_eq!(listed[0]["cwd"], json!(project));
     assert_eq!(listed[0]["title"], "ping", "the first typed line");
     w.kernel.shutdown().await;
 }
@@ -492,5 +501,106 @@ async fn odd_requests_get_json_errors_and_never_panic() {
     drop(beyond);
     let (status, _) = w.get("/api/health").await;
     assert_eq!(status, StatusCode::OK, "still serving");
+    w.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_session_needs_an_existing_project_directory() {
+    let w = web().await;
+    let error_of = |(status, body): (StatusCode, Value)| {
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        body["error"].as_str().unwrap().to_owned()
+    };
+    let nul = error_of(w.post("/api/agents", json!({"cwd": "/tmp/a\u{0}b"})).await);
+    assert_eq!(nul, "cwd must not contain a NUL byte (got \"/tmp/a\\0b\")");
+    let missing = w.home.path().join("missing");
+    let absent = error_of(w.post("/api/agents", json!({"cwd": missing})).await);
+    assert_eq!(
+        absent,
+        format!(
+            "cwd {} does not exist: create the directory first, or pass an existing one",
+            missing.display()
+        )
+    );
+    let file = w.home.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let not_dir = error_of(w.post("/api/agents", json!({"cwd": file})).await);
+    assert!(
+        not_dir.ends_with("is not a directory: pass the directory to work in"),
+        "{not_dir}"
+    );
+
+    let root = error_of(w.post("/api/agents", json!({"cwd": "/"})).await);
+    assert_eq!(
+        root,
+        "cwd refused: / is the filesystem root, where a model's commands could write anywhere; \
+         start the session in a project directory (pass cwd, or run dsh web from one)"
+    );
+    if let Some(home) = std::env::home_dir().filter(|home| home.is_dir()) {
+        let refused = error_of(w.post("/api/agents", json!({"cwd": home})).await);
+        assert!(refused.contains("is your home directory"), "{refused}");
+    }
+    std::fs::create_dir_all(w.home.path().join("dsh-home")).unwrap();
+    let holder = error_of(w.post("/api/agents", json!({"cwd": w.home.path()})).await);
+    assert!(holder.contains("holds the dsh home"), "{holder}");
+    let sneaky = format!("{}/project/../..", w.home.path().join("x").display());
+    std::fs::create_dir_all(w.home.path().join("x/project")).unwrap();
+    let dotted = error_of(w.post("/api/agents", json!({"cwd": sneaky})).await);
+    assert!(
+        dotted.contains("holds the dsh home"),
+        "`..` is resolved first: {dotted}"
+    );
+
+    let project = w.home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let (status, created) = w.post("/api/agents", json!({"cwd": project})).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (_, list) = w.get("/api/sessions").await;
+    assert_eq!(
+        list["sessions"][0]["cwd"],
+        json!(project.canonicalize().unwrap()),
+        "the workspace is kept canonical"
+    );
+    w.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_session_whose_workspace_is_the_root_is_not_resumed() {
+    let w = web().await;
+    let agents = w.kernel.root().require(&AGENTS).unwrap();
+    // Not through the API (which refuses it): as a session another front end stored.
+    let agent = agents
+        .create(dsh_agent_loop::CreateAgentOptions {
+            cwd: Some("/".to_owned()),
+            agent_options: dsh_agent_loop::AgentOptions::route("mock", "m"),
+            ..dsh_agent_loop::CreateAgentOptions::default()
+        })
+        .await
+        .unwrap();
+    let id = agent.id().to_owned();
+    drop(agent);
+    w.post(
+        &format!("/api/agents/{id}/messages"),
+        json!({"text": "one"}),
+    )
+    .await;
+    w.events(&id, "", None, 1).await;
+    agents.dispose(&id).await.unwrap();
+
+    let (status, body) = w
+        .post(&format!("/api/sessions/{id}/resume"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        body["error"],
+        format!(
+            "session \"{id}\" cannot be resumed here: its workspace / is the filesystem root, \
+             where a model's commands could write anywhere; start a new session in a project \
+             directory instead"
+        )
+    );
+    assert!(agents.get(&id).is_none(), "no agent was started");
+    let (status, _) = w.post("/api/sessions/session-nope/resume", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "unknown ids still get 404");
     w.kernel.shutdown().await;
 }

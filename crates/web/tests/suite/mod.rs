@@ -1,3 +1,5 @@
 mod api;
+mod connections;
+mod raw;
 mod runtime;
 mod server;

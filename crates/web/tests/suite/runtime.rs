@@ -54,21 +54,13 @@ async fn the_opener_gets_the_url_and_a_failure_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("url");
     let script = format!("printf %s \"$0\" > {}", seen.display());
-    let page = BrowserOpener::command("sh", &["-c", &script])
-        .open("http://127.0.0.1:1/#token=t")
+    BrowserOpener::command("sh", &["-c", &script])
+        .open("http://127.0.0.1:1/#login=c0de")
         .await
-        .unwrap()
         .unwrap();
-    // The opener gets a private page that leads on, not the token itself.
+    // The opener gets the URL itself: no file is written on its way.
     let handed = std::fs::read_to_string(&seen).unwrap();
-    assert_eq!(handed, page.file_url());
-    let launch = std::fs::read_to_string(handed.strip_prefix("file://").unwrap()).unwrap();
-    assert!(
-        launch.contains("url=http://127.0.0.1:1/#token=t"),
-        "{launch}"
-    );
-    drop(page);
-    assert!(!std::path::Path::new(handed.strip_prefix("file://").unwrap()).exists());
+    assert_eq!(handed, "http://127.0.0.1:1/#login=c0de");
     let missing = BrowserOpener::command("/nonexistent/opener", &[])
         .open("http://127.0.0.1:1/")
         .await

@@ -10,6 +10,8 @@ use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use super::raw;
+
 struct Host {
     kernel: Kernel,
     fiber: FiberHandle,
@@ -149,6 +151,44 @@ async fn foreign_hosts_origins_and_missing_tokens_are_refused() {
         .await
         .unwrap();
     assert_eq!(own_page.json::<Value>().await.unwrap(), json!({"a": 1}));
+    h.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_request_target_or_a_second_host_header_is_refused() {
+    let h = host(json!({"port": 0})).await;
+    let addr = h.server.addr();
+    let token = h.server.token();
+    let ask = |target: String, hosts: &[&str]| {
+        let hosts: String = hosts
+            .iter()
+            .map(|host| format!("Host: {host}\r\n"))
+            .collect();
+        format!("GET {target} HTTP/1.1\r\n{hosts}x-dsh-token: {token}\r\nConnection: close\r\n\r\n")
+    };
+    let own = addr.to_string();
+    let foreign = raw::exchange(
+        addr,
+        &ask(
+            format!("http://evil.example:{}/api/health", addr.port()),
+            &[&own],
+        ),
+    )
+    .await;
+    assert_eq!(raw::status_of(&foreign), 403, "{foreign}");
+    assert!(foreign.contains("forbidden request target"), "{foreign}");
+    let second_host = raw::exchange(
+        addr,
+        &ask("/api/health".to_owned(), &[&own, "evil.example"]),
+    )
+    .await;
+    assert_eq!(raw::status_of(&second_host), 403, "{second_host}");
+    assert!(
+        second_host.contains("more than one host header"),
+        "{second_host}"
+    );
+    let absolute_own = raw::exchange(addr, &ask(format!("http://{own}/api/health"), &[&own])).await;
+    assert_eq!(raw::status_of(&absolute_own), 200, "{absolute_own}");
     h.kernel.shutdown().await;
 }
 

@@ -15,11 +15,13 @@ export class ApiError extends Error {
 /**
  * Calls the JSON API. Same-origin fetch with the token in `x-dsh-token` (and, for POSTs,
  * the browser's Origin header). Throws ApiError; a 403 about the token also shows the banner.
+ * Without a token nothing is sent: the banner already says why the page is not signed in.
  */
 export async function api(method, path, body) {
   const init = { method, headers: { accept: 'application/json' } };
   const token = currentToken();
-  if (token) init.headers['x-dsh-token'] = token;
+  if (!token) throw new ApiError(403, 'not signed in: open the URL dsh web printed');
+  init.headers['x-dsh-token'] = token;
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);

@@ -1,10 +1,14 @@
 // The per-launch token the API asks for. `dsh web` prints `http://…/#token=<hex>`: the
 // fragment never reaches the server, so the page takes the token from it, keeps it in
 // localStorage (scoped to scheme, host and port, so each server's page keeps its own) and
-// removes it from the address bar. A page opened without one uses the stored token; a fresh
-// one (from the fragment, or stored by another tab of this server) replaces it.
+// removes it from the address bar. The browser `dsh web` opens gets `#login=<code>`
+// instead: a one-time code, taken out of the address bar at once and traded for the token
+// (js/login.js). A page opened without either uses the stored token; a fresh one (from the
+// fragment, a login code, or stored by another tab of this server) replaces it.
 
 import { dropHashParam, hashParams } from './hash.js';
+import { tradeLoginCode } from './login.js';
+import { showTokenBanner } from './token-banner.js';
 
 /** The localStorage key the token is kept under. */
 const STORAGE_KEY = 'dsh-web-token';
@@ -13,22 +17,28 @@ const STORAGE_KEY = 'dsh-web-token';
 let token = null;
 
 /**
- * Start-up: takes the token from the fragment (else the stored one) and follows fresh ones
- * pasted into the fragment or stored by another tab, calling `onFresh()` for each. Returns
- * whether the page has a token.
+ * Start-up: takes the token from the fragment or trades a login code for it (else uses the
+ * stored one), and follows fresh ones pasted into the fragment or stored by another tab,
+ * calling `onFresh()` for each. Resolves to null when the page has a token, else to why not
+ * (for the banner).
  */
-export function bindToken(onFresh) {
+export async function bindToken(onFresh) {
   token = readStored();
   adoptHashToken();
-  window.addEventListener('hashchange', () => {
-    if (adoptHashToken()) onFresh();
+  const refused = await adoptLoginCode();
+  window.addEventListener('hashchange', async () => {
+    const fresh = adoptHashToken();
+    const login = await adoptLoginCode();
+    if (fresh || login === true) onFresh();
+    else if (typeof login === 'string') showTokenBanner(login);
   });
   window.addEventListener('storage', (event) => {
     if (event.key !== STORAGE_KEY || !isToken(event.newValue) || event.newValue === token) return;
     token = event.newValue;
     onFresh();
   });
-  return token !== null;
+  if (typeof refused === 'string' && token === null) return refused;
+  return token === null ? 'no token: this page was opened without the URL dsh web printed' : null;
 }
 
 /** The token to send (the `x-dsh-token` header, or `token=` on an EventSource URL), or null. */
@@ -44,6 +54,26 @@ function adoptHashToken() {
   const fresh = hashParams().get('token');
   if (fresh === undefined) return false;
   dropHashParam('token');
+  return adopt(fresh);
+}
+
+/**
+ * Takes a `login=` out of the fragment and trades it for the token. Resolves to true when
+ * that gave a token other than the one in use, to the server's reason when the code was
+ * refused, and to false when there was no code.
+ */
+async function adoptLoginCode() {
+  const code = hashParams().get('login');
+  if (code === undefined) return false;
+  // Out of the address bar (and so of history) before anything else happens.
+  dropHashParam('login');
+  const traded = await tradeLoginCode(code);
+  if (traded.error !== undefined) return traded.error;
+  return adopt(traded.token);
+}
+
+/** Stores and uses `fresh`; returns whether it was a token other than the one in use. */
+function adopt(fresh) {
   if (!isToken(fresh) || fresh === token) return false;
   token = fresh;
   try {

@@ -1,9 +1,18 @@
 //! The sandbox vocabulary every shell provider and consumer shares: modes, the per-call
-//! policy, the writable roots, and dsh's texts for denials and refusals.
+//! policy, the write plan (writable roots and the protected paths inside them), the
+//! registry of protected paths and fenced ports, and dsh's texts for denials and refusals.
+
+mod plan;
+mod protect;
+mod roots;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub use plan::{SandboxRefusal, WritePlan, write_plan};
+pub use protect::{ProtectedPath, Protection, SANDBOX_PROTECTION, SandboxProtection};
+pub use roots::SHARED_TMP;
 
 /// What a confined command may write. Only file effects are governed by the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,6 +86,10 @@ pub struct SandboxExecutionPolicy {
     /// Whether non-Unix sockets may be opened.
     #[serde(default)]
     pub network: NetworkPolicy,
+    /// The harness's own files, which no confined command may write even inside a writable
+    /// root ([`write_plan`] turns those inside one into carve-outs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_paths: Vec<ProtectedPath>,
 }
 
 /// The policy service (`ctx.sandboxPolicy`): the deployment's default and each session's
@@ -105,30 +118,6 @@ pub const SANDBOX_POLICY: dsh_kernel::ServiceKey<dyn SandboxPolicyService> =
 /// `path` with symbolic links resolved, or as given when it cannot be resolved.
 pub fn canonical_path(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// Where a command may write: nothing for `read-only`; for `workspace-write` the workspace
-/// root, `/tmp` and the OS temp directory, resolved and without duplicates; for
-/// `danger-full-access`, everything (`None`).
-pub fn writable_roots(policy: &SandboxExecutionPolicy) -> Option<Vec<PathBuf>> {
-    match policy.mode {
-        SandboxMode::DangerFullAccess => None,
-        SandboxMode::ReadOnly => Some(Vec::new()),
-        SandboxMode::WorkspaceWrite => {
-            let mut roots: Vec<PathBuf> = Vec::new();
-            for root in [
-                policy.workspace_root.clone(),
-                PathBuf::from("/tmp"),
-                std::env::temp_dir(),
-            ] {
-                let root = canonical_path(&root);
-                if !roots.contains(&root) {
-                    roots.push(root);
-                }
-            }
-            Some(roots)
-        }
-    }
 }
 
 /// The marker a result carries when the sandbox denied a file access.
@@ -163,34 +152,6 @@ pub fn sandbox_unavailable_message(mode: SandboxMode, detail: Option<&str>) -> S
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn policy(mode: SandboxMode, root: &Path) -> SandboxExecutionPolicy {
-        SandboxExecutionPolicy {
-            mode,
-            workspace_root: root.to_path_buf(),
-            session_id: None,
-            network: NetworkPolicy::Allow,
-        }
-    }
-
-    #[test]
-    fn writable_roots_follow_the_mode() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = canonical_path(dir.path());
-        assert_eq!(
-            writable_roots(&policy(SandboxMode::ReadOnly, &root)),
-            Some(vec![])
-        );
-        assert_eq!(
-            writable_roots(&policy(SandboxMode::DangerFullAccess, &root)),
-            None
-        );
-        let roots = writable_roots(&policy(SandboxMode::WorkspaceWrite, &root)).unwrap();
-        assert_eq!(roots.first(), Some(&root));
-        assert!(roots.contains(&canonical_path(Path::new("/tmp"))));
-        let unique: std::collections::BTreeSet<_> = roots.iter().collect();
-        assert_eq!(unique.len(), roots.len());
-    }
 
     #[test]
     fn texts_are_dshs() {

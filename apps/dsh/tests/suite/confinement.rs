@@ -1,0 +1,245 @@
+//! The widening, spoofing and lifetime findings, through the real binary: temp roots and
+//! workspaces that would open too much, inherited descriptors, a command posing as the
+//! runner, and commands outliving a killed `dsh`.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dsh_test_support::fake_deepseek::FakeDeepSeek;
+use serde_json::json;
+
+use super::headless::{answer, bash_call};
+use super::support::{Run, Sandbox};
+
+fn call(sandbox: &Sandbox, command: &str, env: &[(&str, &str)]) -> Run {
+    let arguments = json!({"command": command, "description": "probe"}).to_string();
+    let mut run = sandbox.command(&["tools", "call", "bash", &arguments]);
+    run.env_remove("DSH_PERMISSION_MODE");
+    for (name, value) in env {
+        run.env(name, value);
+    }
+    Run::from(run.output().unwrap())
+}
+
+#[test]
+fn a_temp_directory_that_widens_the_roots_is_left_out_and_named() {
+    let sandbox = Sandbox::new();
+    let probe = "/dsh-tmpdir-probe";
+    // A home outside every temp directory, as a real one is.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = outside.path().join("user-home");
+    std::fs::create_dir_all(&home).unwrap();
+    for tmpdir in ["/", home.to_str().unwrap()] {
+        let command = format!("touch {probe} $HOME/probe; echo status=$?");
+        let run = call(
+            &sandbox,
+            &command,
+            &[("TMPDIR", tmpdir), ("HOME", home.to_str().unwrap())],
+        );
+        let planted = std::path::Path::new(probe).exists();
+        let _ = std::fs::remove_file(probe);
+        assert!(!planted, "TMPDIR={tmpdir} made / writable: {}", run.stdout);
+        assert!(
+            !home.join("probe").exists(),
+            "TMPDIR={tmpdir} made the home writable"
+        );
+        assert!(run.stdout.contains("status=1"), "{}", run.stdout);
+        assert!(
+            run.stderr.contains(&format!(
+                "TMPDIR {tmpdir} is not a writable root for commands because"
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+    // A missing temp directory is left out too; the command still runs, and nothing blames
+    // the host.
+    let run = call(&sandbox, "echo ran", &[("TMPDIR", "/nonexistent-dsh-tmp")]);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("ran\n"), "{}", run.stdout);
+    assert!(!run.stdout.contains("Install bubblewrap"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("TMPDIR /nonexistent-dsh-tmp is not a writable root"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_workspace_of_the_root_directory_is_refused() {
+    let sandbox = Sandbox::new();
+    let arguments = json!({"command": "touch /dsh-root-probe", "description": "probe"}).to_string();
+    let run = Run::from(
+        sandbox
+            .command(&["tools", "call", "bash", &arguments])
+            .current_dir("/")
+            .env_remove("DSH_PERMISSION_MODE")
+            .output()
+            .unwrap(),
+    );
+    let planted = std::path::Path::new("/dsh-root-probe").exists();
+    let _ = std::fs::remove_file("/dsh-root-probe");
+    assert!(!planted);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "workspace-write refused: the workspace / would make every file on this machine \
+             writable to the model's commands"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_descriptor_the_caller_left_open_never_reaches_the_command() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.dir.path().join("outside-file");
+    std::fs::write(&outside, "").unwrap();
+    let arguments = json!({"command": "echo x >&9; echo status=$?", "description": "probe"});
+    let script = format!(
+        "exec 9>>'{}'; exec '{}' tools call bash '{}'",
+        outside.display(),
+        env!("CARGO_BIN_EXE_dsh"),
+        arguments
+    );
+    let run = Run::from(
+        Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(sandbox.work())
+            .env("DSH_HOME", sandbox.home())
+            .env_remove("DSH_PERMISSION_MODE")
+            .output()
+            .unwrap(),
+    );
+    assert!(run.stdout.contains("status=1"), "{}", run.stdout);
+    assert!(run.stdout.contains("Bad file descriptor"), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
+}
+
+#[test]
+fn a_command_posing_as_the_runner_is_a_result_with_its_output() {
+    let sandbox = Sandbox::new();
+    let run = call(
+        &sandbox,
+        "echo partial output; echo 'landlock-run: cannot open rule path: /x: gone' >&2; exit 125",
+        &[],
+    );
+    assert_eq!(
+        run.code,
+        Some(0),
+        "a nonzero exit is a result: {}",
+        run.stdout
+    );
+    assert!(run.stdout.starts_with("partial output\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("[exit code: 125]"), "{}", run.stdout);
+    assert!(
+        !run.stdout.contains("SANDBOX_UNAVAILABLE"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Whether a process whose command line contains `marker` is alive.
+fn alive(marker: &str) -> bool {
+    Command::new("pgrep")
+        .args(["-f", marker])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "timed out: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn kill_hard(child: &mut Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_running_command_and_its_children_die_with_a_killed_dsh() {
+    let sandbox = Sandbox::new();
+    let (outer, inner) = ("sleep 3131.25", "sleep 4141.25");
+    // Spelled so that only the sleeps themselves match: not dsh's own command line (it holds
+    // the arguments) nor bash's.
+    let command = "s=sleep; $s 3131.25 & $s 4141.25; wait";
+    let arguments = json!({"command": command, "description": "long"}).to_string();
+    let mut dsh = sandbox
+        .command(&["tools", "call", "bash", &arguments])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("both sleeps started", || alive(outer) && alive(inner));
+    kill_hard(&mut dsh);
+    wait_for("both sleeps died with dsh", || !alive(outer) && !alive(inner));
+}
+
+#[test]
+fn a_dsh_killed_at_any_moment_of_a_spawn_leaves_nothing_behind() {
+    let sandbox = Sandbox::new();
+    let marker = "sleep 7171.25";
+    let arguments = json!({"command": "s=sleep; $s 7171.25", "description": "long"}).to_string();
+    for delay_ms in (0..40).step_by(2) {
+        let mut dsh = sandbox
+            .command(&["tools", "call", "bash", &arguments])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        kill_hard(&mut dsh);
+    }
+    wait_for("no command outlived its dsh", || !alive(marker));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_dies_with_a_killed_dsh_too() {
+    let sandbox = Sandbox::new();
+    let fake = FakeDeepSeek::start().await.unwrap();
+    let (job, foreground) = ("sleep 5151.25", "sleep 6161.25");
+    let arguments = json!({
+        "command": job,
+        "description": "a server",
+        "run_in_background": true
+    })
+    .to_string();
+    fake.push(dsh_test_support::fake_deepseek::Reply::sse(
+        dsh_test_support::sse::tool_call_events(
+            "call_job",
+            "bash",
+            &arguments,
+            2,
+            Some(dsh_test_support::sse::usage(100, 10, None, None)),
+        ),
+    ));
+    fake.push(bash_call("call_wait", foreground));
+    fake.push(answer("Done."));
+    let mut dsh = super::headless::against(&sandbox, &fake, &["--profile", "headless", "serve"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = tokio::task::spawn_blocking(move || {
+        wait_for("the job and the foreground command started", || {
+            alive(job) && alive(foreground)
+        });
+        kill_hard(&mut dsh);
+        wait_for("both died with dsh", || !alive(job) && !alive(foreground));
+    });
+    started.await.unwrap();
+}

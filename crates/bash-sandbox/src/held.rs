@@ -1,0 +1,128 @@
+//! Confinements held on launch threads: one thread per distinct [`Confinement`], built on
+//! first use and kept (up to [`CAPACITY`], least recently used first out). Building costs a
+//! Landlock ruleset (and, with a port fence, 65,535 port rules: tens of milliseconds);
+//! forking from the thread afterwards costs nothing extra, since the child inherits the
+//! domain as it is instead of adding a layer to it.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use dsh_shell::LaunchThread;
+
+use crate::carve::NamespaceMode;
+use crate::confine::{Confinement, Enforced};
+
+/// How many confinements stay held at once. A thread that leaves the set ends once no
+/// spawn uses it; what it forked lives on (children are adopted by another thread of this
+/// process).
+pub const CAPACITY: usize = 16;
+
+/// A built confinement.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The thread to fork on.
+    pub thread: Arc<LaunchThread>,
+    /// How completely its file accesses are enforced.
+    pub enforced: Enforced,
+}
+
+type Slot = Arc<OnceLock<Result<Held, String>>>;
+
+/// The held confinements of one executor.
+#[derive(Debug, Default)]
+pub struct HeldConfinements {
+    slots: Mutex<VecDeque<(Confinement, Slot)>>,
+}
+
+impl HeldConfinements {
+    /// The thread holding `confinement`, built now (blocking) if it is not held yet. Two
+    /// callers asking for the same new confinement build it once; a failed build is not
+    /// kept, so the next call tries again.
+    pub fn get(&self, confinement: &Confinement) -> Result<Held, String> {
+        let slot = self.slot(confinement);
+        let built = slot
+            .get_or_init(|| {
+                let owned = confinement.clone();
+                LaunchThread::start("dsh-confined", move || {
+                    owned.apply(NamespaceMode::MountOnly)
+                })
+                .map(|(thread, enforced)| Held { thread, enforced })
+            })
+            .clone();
+        if built.is_err() {
+            self.slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|(_, kept)| !Arc::ptr_eq(kept, &slot));
+        }
+        built
+    }
+
+    /// Whether `confinement` is held and built.
+    pub fn is_held(&self, confinement: &Confinement) -> bool {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|(key, slot)| key == confinement && matches!(slot.get(), Some(Ok(_))))
+    }
+
+    /// The slot of `confinement`, moved to the front (most recently used), made if absent.
+    fn slot(&self, confinement: &Confinement) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = slots.iter().position(|(key, _)| key == confinement);
+        let entry = match found.and_then(|index| slots.remove(index)) {
+            Some(entry) => entry,
+            None => (confinement.clone(), Arc::new(OnceLock::new())),
+        };
+        let slot = Arc::clone(&entry.1);
+        slots.push_front(entry);
+        slots.truncate(CAPACITY);
+        slot
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn confinement(root: &str) -> Confinement {
+        Confinement {
+            read_only: vec![PathBuf::from("/")],
+            read_write: vec![PathBuf::from(root)],
+            confine_files: true,
+            ..Confinement::default()
+        }
+    }
+
+    #[test]
+    fn equal_confinements_share_one_thread_and_failures_are_not_kept() {
+        let held = HeldConfinements::default();
+        let tmp = confinement("/tmp");
+        let first = held.get(&tmp).unwrap();
+        let second = held.get(&tmp).unwrap();
+        assert!(Arc::ptr_eq(&first.thread, &second.thread));
+        assert!(held.is_held(&tmp));
+        let missing = confinement("/nonexistent-dsh-held-test");
+        let error = held.get(&missing).unwrap_err();
+        assert!(error.contains("cannot open rule path"), "{error}");
+        assert!(!held.is_held(&missing));
+    }
+
+    #[test]
+    fn the_least_recently_used_confinement_leaves_first() {
+        let held = HeldConfinements::default();
+        let first = confinement("/tmp");
+        held.get(&first).unwrap();
+        for index in 0..CAPACITY {
+            let dir = std::env::temp_dir().join(format!("dsh-held-{}-{index}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            held.get(&confinement(dir.to_str().unwrap())).unwrap();
+            std::fs::remove_dir(&dir).unwrap();
+        }
+        assert!(!held.is_held(&first));
+    }
+}

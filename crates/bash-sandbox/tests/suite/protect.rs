@@ -1,0 +1,294 @@
+//! What the harness keeps from confined commands even inside their writable roots: its own
+//! files (carve-outs), its own server's port (the fence), its own process (signals), and
+//! every descriptor it holds.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_bash_sandbox::SandboxBashExecutor;
+use dsh_shell::{
+    NetworkPolicy, ProtectedPath, SandboxMode, SandboxProtection, ShellExecRequest, ShellExecutor,
+};
+
+use super::support::{
+    Fixture, local, options, outside_dir, policy, run, run_in, runner, shell_quote, thread_options,
+};
+
+/// Both strategies, each with `protection` registered.
+fn fenced(
+    standing: &dsh_shell::SandboxExecutionPolicy,
+    protection: &Arc<SandboxProtection>,
+) -> Vec<(&'static str, Fixture, tempfile::TempDir)> {
+    [("thread", thread_options()), ("runner", options(runner()))]
+        .into_iter()
+        .map(|(name, options)| {
+            let (local, spill) = local();
+            let executor = Arc::new(
+                SandboxBashExecutor::new(
+                    local,
+                    Arc::new(dsh_bash_sandbox::FixedPolicy(standing.clone())),
+                    options,
+                )
+                .with_protection(Arc::clone(protection)),
+            );
+            let shell: Arc<dyn ShellExecutor> = Arc::clone(&executor) as Arc<dyn ShellExecutor>;
+            (name, Fixture::new(executor, shell), spill)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_protected_path_inside_the_workspace_stays_read_only() {
+    let (_workspace, root) = outside_dir();
+    let home = root.join(".dsh");
+    std::fs::create_dir_all(home.join("profiles")).unwrap();
+    std::fs::write(home.join("cordis.patch.yml"), "[]\n").unwrap();
+    let mut standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    standing.protected_paths = vec![ProtectedPath::new(&home, "dsh's home ($DSH_HOME)")];
+    let protection = SandboxProtection::new();
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        for command in [
+            "echo '- id: x' >> .dsh/cordis.patch.yml",
+            "touch .dsh/profiles/planted.yml",
+            "rm -rf .dsh",
+            "mv .dsh .dsh-moved",
+            "mkdir .dsh/new",
+        ] {
+            let result = run_in(&fixture, command, &root, &[]).await;
+            assert_ne!(
+                result.exit_code,
+                Some(0),
+                "{strategy}: {command}: {result:?}"
+            );
+            let denied = result
+                .sandbox
+                .as_ref()
+                .is_some_and(|sandbox| sandbox.denied);
+            assert!(denied, "{strategy}: {command}: {}", result.stderr.text);
+        }
+        assert_eq!(
+            std::fs::read_to_string(home.join("cordis.patch.yml")).unwrap(),
+            "[]\n",
+            "{strategy}"
+        );
+        assert!(!home.join("profiles/planted.yml").exists(), "{strategy}");
+        // The rest of the workspace stays writable, and the protected files readable.
+        let result = run_in(
+            &fixture,
+            "echo ok > beside.txt && cat .dsh/cordis.patch.yml",
+            &root,
+            &[],
+        )
+        .await;
+        assert_eq!(result.exit_code, Some(0), "{strategy}: {result:?}");
+        assert_eq!(result.stdout.text, "[]\n", "{strategy}");
+        std::fs::remove_file(root.join("beside.txt")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_spill_directory_of_other_sessions_is_read_only() {
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    let protection = SandboxProtection::new();
+    for (strategy, fixture, spill) in fenced(&standing, &protection) {
+        let planted = spill
+            .path()
+            .join("dsh-subprocess-1-1-000000000000-stdout.log");
+        std::fs::write(&planted, "real output\n").unwrap();
+        let command = format!("echo forged > {}", shell_quote(&planted));
+        let result = run_in(&fixture, &command, &root, &[]).await;
+        let denied = result
+            .sandbox
+            .as_ref()
+            .is_some_and(|sandbox| sandbox.denied);
+        assert!(denied, "{strategy}: {result:?}");
+        assert_eq!(
+            std::fs::read_to_string(&planted).unwrap(),
+            "real output\n",
+            "{strategy}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_fenced_port_cannot_be_reached_while_other_ports_can() {
+    let (_workspace, root) = outside_dir();
+    let host = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (host_port, other_port) = (
+        host.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    let protection = SandboxProtection::new();
+    let fence = protection.fence_port(host_port);
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    let connect = |port: u16| format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        let result = run_in(&fixture, &connect(host_port), &root, &[]).await;
+        assert_ne!(result.exit_code, Some(0), "{strategy}: {result:?}");
+        assert!(
+            result.stderr.text.contains("Permission denied"),
+            "{strategy}: {}",
+            result.stderr.text
+        );
+        let result = run_in(&fixture, &connect(other_port), &root, &[]).await;
+        assert_eq!(result.stdout.text, "connected\n", "{strategy}: {result:?}");
+    }
+    drop(fence);
+    // Released, the port is reachable again (a new confinement is built).
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        let result = run_in(&fixture, &connect(host_port), &root, &[]).await;
+        assert_eq!(result.stdout.text, "connected\n", "{strategy}: {result:?}");
+    }
+}
+
+#[tokio::test]
+async fn signals_reach_the_command_s_own_processes_only() {
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    let protection = SandboxProtection::new();
+    let harness = std::process::id();
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        let command = format!(
+            "kill -0 {harness} 2>/dev/null && echo harness-reachable; \
+             sleep 30 & kill $! && echo own-child-killed"
+        );
+        let result = run_in(&fixture, &command, &root, &[]).await;
+        assert_eq!(
+            result.stdout.text, "own-child-killed\n",
+            "{strategy}: {result:?}"
+        );
+    }
+    // A background job of one call can be stopped by a later call of the same confinement.
+    let (_, fixture, _spill) = fenced(&standing, &protection).swap_remove(0);
+    let spec = fixture
+        .shell
+        .resolve(ShellExecRequest {
+            workdir: Some(root.clone()),
+            ..ShellExecRequest::new("echo $$ > server.pid; exec sleep 30")
+        })
+        .unwrap();
+    let server = fixture.shell.start(spec).unwrap();
+    let pid_file = root.join("server.pid");
+    let written = super::support::eventually(|| pid_file.exists()).await;
+    assert!(written, "{:?} {:?}", server.read_output(), server.status());
+    let result = run_in(
+        &fixture,
+        "kill \"$(cat server.pid)\" && echo stopped",
+        &root,
+        &[],
+    )
+    .await;
+    assert_eq!(result.stdout.text, "stopped\n", "{result:?}");
+    super::support::settle(&server).await;
+}
+
+#[tokio::test]
+async fn inherited_descriptors_never_reach_a_command() {
+    let (_workspace, root) = outside_dir();
+    let (_outside, outside) = outside_dir();
+    let target = outside.join("written-through-fd");
+    let file = std::fs::File::create(&target).unwrap();
+    // `dup` gives a descriptor without close-on-exec, as a caller's `9>>file` would.
+    let leaked = nix::unistd::dup(file.as_fd()).unwrap();
+    let number = leaked.as_raw_fd();
+    let command = format!("echo x >&{number}; echo status=$?");
+    for mode in [
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::DangerFullAccess,
+    ] {
+        let standing = policy(mode, &root, NetworkPolicy::Allow);
+        let protection = SandboxProtection::new();
+        for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+            let result = run_in(&fixture, &command, &root, &[]).await;
+            assert_eq!(
+                result.stdout.text, "status=1\n",
+                "{strategy} {mode:?}: {result:?}"
+            );
+            assert!(
+                result.stderr.text.contains("Bad file descriptor"),
+                "{strategy} {mode:?}: {}",
+                result.stderr.text
+            );
+        }
+    }
+    let mut written = String::new();
+    std::fs::File::open(&target)
+        .unwrap()
+        .read_to_string(&mut written)
+        .unwrap();
+    assert_eq!(written, "", "nothing went through the inherited descriptor");
+    drop(leaked);
+}
+
+#[tokio::test]
+async fn read_only_commands_cannot_connect_to_a_fenced_port_either() {
+    let (_workspace, root) = outside_dir();
+    let host = TcpListener::bind("127.0.0.1:0").unwrap();
+    host.set_nonblocking(true).unwrap();
+    let port = host.local_addr().unwrap().port();
+    let protection = SandboxProtection::new();
+    let _fence = protection.fence_port(port);
+    let standing = policy(SandboxMode::ReadOnly, &root, NetworkPolicy::Allow);
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+        let result = run(
+            &fixture,
+            ShellExecRequest {
+                workdir: Some(root.clone()),
+                timeout_ms: Some(10_000.0),
+                ..ShellExecRequest::new(command)
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(result.stdout.text, "", "{strategy}: {result:?}");
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        host.accept().is_err(),
+        "no connection reached the fenced port"
+    );
+    // The harness itself still can.
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(b"x").unwrap();
+}
+
+#[tokio::test]
+async fn no_device_node_can_be_made_in_a_writable_root() {
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    let protection = SandboxProtection::new();
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        // As root this would be the raw disk behind /dev/sda, writable from the workspace.
+        let result = run_in(
+            &fixture,
+            "mknod disk b 8 0; echo block=$?; mknod tty c 5 0; echo char=$?; mkfifo pipe && echo fifo=0",
+            &root,
+            &[],
+        )
+        .await;
+        assert!(
+            result.stdout.text.contains("block=1"),
+            "{strategy}: {result:?}"
+        );
+        assert!(
+            result.stdout.text.contains("char=1"),
+            "{strategy}: {result:?}"
+        );
+        assert!(
+            result.stdout.text.contains("fifo=0"),
+            "{strategy}: {result:?}"
+        );
+        assert!(
+            !root.join("disk").exists() && !root.join("tty").exists(),
+            "{strategy}"
+        );
+        std::fs::remove_file(root.join("pipe")).unwrap();
+    }
+}

@@ -1,0 +1,188 @@
+//! What every child is reset to between `fork` and `exec`: no descriptor above 2, whatever
+//! this process inherited or opened (a caller's `9>>file`), except one the launcher hands
+//! over on purpose; and the system's transparent-huge-page setting, which a harness that
+//! turned it off for itself would otherwise pass on (the setting survives `exec`).
+
+use tokio::process::Command;
+
+/// Above this many descriptors, the fallback of kernels without `close_range`'s
+/// `CLOSE_RANGE_CLOEXEC` (before Linux 5.11) stops marking them one by one.
+const FALLBACK_LIMIT: i32 = 65_536;
+
+/// Registers the child's process group with the orphan guard (on `guard`, its input), makes
+/// every descriptor above 2 close when `command` execs, except `keep`, and gives the command
+/// the system's transparent-huge-page setting.
+///
+/// This runs in the child between `fork` and `exec`, where only async-signal-safe calls are
+/// allowed: `close_range` with `CLOSE_RANGE_CLOEXEC` marks whole ranges at once (the
+/// standard library's own error pipe is already close-on-exec, so it keeps working), `fcntl`
+/// one descriptor at a time where the kernel lacks it, and one `prctl`.
+pub(crate) fn reset_before_exec(command: &mut Command, keep: Option<i32>, guard: Option<i32>) {
+    let limit = open_file_limit();
+    let hook = move || {
+        if let Some(guard) = guard {
+            register_own_group(guard);
+        }
+        match keep {
+            Some(fd) if fd >= 3 => {
+                mark_range(3, fd - 1, limit);
+                mark_range(fd + 1, i32::MAX, limit);
+            }
+            _ => mark_range(3, i32::MAX, limit),
+        }
+        restore_huge_pages();
+        Ok(())
+    };
+    #[expect(
+        unsafe_code,
+        reason = "the hook only makes async-signal-safe syscalls (getpid, write, close_range, \
+                  fcntl, prctl) between fork and exec, as pre_exec requires"
+    )]
+    // SAFETY: `hook` allocates nothing, takes no lock and only calls getpid(2), write(2),
+    // close_range(2), fcntl(2) and prctl(2), which are async-signal-safe.
+    unsafe {
+        command.pre_exec(hook);
+    }
+}
+
+/// Writes `+<pid>\n` to `guard`: the child leads its own process group by now (the standard
+/// library calls `setpgid` before the hooks), so its pid is its group id. Formatted on the
+/// stack: nothing may allocate here.
+fn register_own_group(guard: i32) {
+    let mut line = [0_u8; 24];
+    #[expect(
+        unsafe_code,
+        reason = "raw getpid(2) and write(2) calls in the child after fork, where no allocation \
+                  may happen"
+    )]
+    // SAFETY: getpid takes nothing; write reads `len` bytes of `line`, which lives on this
+    // stack frame for the call.
+    unsafe {
+        let pid = nix::libc::getpid();
+        let len = format_line(pid, &mut line);
+        nix::libc::write(guard, line.as_ptr().cast(), len);
+    }
+}
+
+/// Writes `+<value>\n` into `out` (big enough for any `i32`) and returns its length.
+fn format_line(value: i32, out: &mut [u8; 24]) -> usize {
+    let mut digits = [0_u8; 12];
+    let mut count = 0;
+    let mut rest = value.unsigned_abs();
+    loop {
+        if let Some(slot) = digits.get_mut(count) {
+            *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        }
+        count += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut len = 0;
+    for byte in std::iter::once(b'+')
+        .chain(digits.iter().take(count).rev().copied())
+        .chain(std::iter::once(b'\n'))
+    {
+        if let Some(slot) = out.get_mut(len) {
+            *slot = byte;
+            len += 1;
+        }
+    }
+    len
+}
+
+/// `PR_SET_THP_DISABLE` off (the kernel default) for the calling process.
+fn restore_huge_pages() {
+    #[expect(
+        unsafe_code,
+        reason = "a raw prctl(2) call in the child after fork, where no allocation may happen"
+    )]
+    // SAFETY: prctl(PR_SET_THP_DISABLE, 0) takes plain integers.
+    unsafe {
+        nix::libc::prctl(nix::libc::PR_SET_THP_DISABLE, 0, 0, 0, 0);
+    }
+}
+
+/// The soft limit on open descriptors, read before the fork (bounded).
+fn open_file_limit() -> i32 {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .ok()
+        .and_then(|(soft, _)| i32::try_from(soft).ok())
+        .unwrap_or(FALLBACK_LIMIT)
+        .min(FALLBACK_LIMIT)
+}
+
+/// Marks descriptors `first..=last` close-on-exec.
+fn mark_range(first: i32, last: i32, limit: i32) {
+    if first > last {
+        return;
+    }
+    #[expect(
+        unsafe_code,
+        reason = "raw close_range(2) and fcntl(2) calls on descriptor numbers, in the child \
+                  after fork where no allocation may happen"
+    )]
+    // SAFETY: both calls take plain integers and touch only the descriptor table.
+    unsafe {
+        use nix::libc;
+        let marked = libc::syscall(
+            libc::SYS_close_range,
+            libc::c_uint::try_from(first).unwrap_or(3),
+            libc::c_uint::try_from(last).unwrap_or(libc::c_uint::MAX),
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+        if marked != 0 {
+            for fd in first..=last.min(limit) {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// Makes every descriptor of this process from `first` up close when it execs: for a
+/// program that starts with descriptors it did not open (a caller's `9>>file`) and execs
+/// others later. Returns whether the kernel did it in one call (Linux 5.11 and later);
+/// otherwise each open descriptor listed in `/proc/self/fd` is marked.
+pub fn mark_inherited_close_on_exec(first: i32) -> bool {
+    let limit = open_file_limit();
+    #[expect(
+        unsafe_code,
+        reason = "close_range(2) takes plain descriptor numbers and only sets their flags"
+    )]
+    // SAFETY: the call reads no memory of ours.
+    let marked = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_close_range,
+            nix::libc::c_uint::try_from(first.max(0)).unwrap_or(3),
+            nix::libc::c_uint::MAX,
+            nix::libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if !marked {
+        let listed = std::fs::read_dir("/proc/self/fd").into_iter().flatten();
+        let numbers = listed
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok());
+        for fd in numbers.filter(|fd| (first..limit).contains(fd)) {
+            mark_range(fd, fd, limit);
+        }
+    }
+    marked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_lines_are_formatted_without_allocating() {
+        let mut out = [0_u8; 24];
+        let len = format_line(4_194_304, &mut out);
+        assert_eq!(&out[..len], b"+4194304\n");
+        let len = format_line(7, &mut out);
+        assert_eq!(&out[..len], b"+7\n");
+        let len = format_line(i32::MAX, &mut out);
+        assert_eq!(&out[..len], b"+2147483647\n");
+    }
+}

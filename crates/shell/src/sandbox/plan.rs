@@ -1,0 +1,239 @@
+//! Where one confined call may write: its writable roots, and the protected paths inside
+//! them that must stay read-only (carve-outs, which a backend keeps read-only with a mount
+//! namespace, or refuses when it cannot).
+
+use std::path::{Path, PathBuf};
+
+use super::protect::ProtectedPath;
+use super::roots::{broad_workspace, temp_roots};
+use super::{SandboxExecutionPolicy, SandboxMode, canonical_path};
+
+/// The writes of one confined call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WritePlan {
+    /// Where the command may write, resolved and without duplicates: nothing for
+    /// `read-only`; the workspace root and the usable temp roots for `workspace-write`.
+    pub roots: Vec<PathBuf>,
+    /// Protected paths inside a writable root, resolved: they stay read-only.
+    pub carve_outs: Vec<ProtectedPath>,
+}
+
+/// Why a call cannot be confined as its policy asks; its text says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxRefusal(pub String);
+
+/// The plan of `policy`: `None` for `danger-full-access` (nothing is confined).
+///
+/// `workspace-write` is refused when the workspace is `/` or an ancestor of the home
+/// directory, and when it lies inside a protected path; a temp root inside a protected path
+/// is left out. Protected paths inside a writable root become carve-outs.
+pub fn write_plan(policy: &SandboxExecutionPolicy) -> Result<Option<WritePlan>, SandboxRefusal> {
+    let home = std::env::home_dir();
+    plan_with_home(policy, home.as_deref())
+}
+
+pub(crate) fn plan_with_home(
+    policy: &SandboxExecutionPolicy,
+    home: Option<&Path>,
+) -> Result<Option<WritePlan>, SandboxRefusal> {
+    match policy.mode {
+        SandboxMode::DangerFullAccess => Ok(None),
+        SandboxMode::ReadOnly => Ok(Some(WritePlan {
+            roots: Vec::new(),
+            carve_outs: Vec::new(),
+        })),
+        SandboxMode::WorkspaceWrite => workspace_plan(policy, home).map(Some),
+    }
+}
+
+fn workspace_plan(
+    policy: &SandboxExecutionPolicy,
+    home: Option<&Path>,
+) -> Result<WritePlan, SandboxRefusal> {
+    let workspace = canonical_path(&policy.workspace_root);
+    if !workspace.is_dir() {
+        return Err(SandboxRefusal(format!(
+            "workspace-write refused: the workspace {} is not an existing directory",
+            workspace.display()
+        )));
+    }
+    if let Some(what) = broad_workspace(&workspace, home) {
+        return Err(SandboxRefusal(format!(
+            "workspace-write refused: the workspace {} would make {what} writable to the \
+             model's commands; start dsh in a project directory, or choose read-only or \
+             danger-full-access explicitly",
+            workspace.display()
+        )));
+    }
+    // A protected path that does not exist has nothing to keep (its owner creates it
+    // before any command runs, and no command can remove it afterwards).
+    let protected: Vec<ProtectedPath> = policy
+        .protected_paths
+        .iter()
+        .map(|entry| ProtectedPath::new(canonical_path(&entry.path), entry.owner.clone()))
+        .filter(|entry| std::fs::symlink_metadata(&entry.path).is_ok())
+        .collect();
+    if let Some(holder) = protected.iter().find(|entry| workspace == entry.path) {
+        return Err(SandboxRefusal(format!(
+            "workspace-write refused: the workspace {} is itself {}, which the model's \
+             commands may never write; move that out of the workspace, or start dsh in another \
+             directory",
+            workspace.display(),
+            holder.owner
+        )));
+    }
+    if let Some(holder) = protected
+        .iter()
+        .find(|entry| workspace.starts_with(&entry.path))
+    {
+        return Err(SandboxRefusal(format!(
+            "workspace-write refused: the workspace {} lies inside {} ({}), which the \
+             model's commands may never write; start dsh in a project directory outside it",
+            workspace.display(),
+            holder.path.display(),
+            holder.owner
+        )));
+    }
+    let mut roots = vec![workspace.clone()];
+    for root in temp_roots(&workspace, home) {
+        let inside = protected.iter().find(|entry| root.starts_with(&entry.path));
+        if let Some(holder) = inside {
+            tracing::warn!(
+                "sandbox: the temp directory {} lies inside {} ({}); commands may not write it",
+                root.display(),
+                holder.path.display(),
+                holder.owner
+            );
+        } else if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    let mut carve_outs: Vec<ProtectedPath> = Vec::new();
+    for entry in protected {
+        let inside = roots.iter().any(|root| entry.path.starts_with(root));
+        let covered = carve_outs
+            .iter()
+            .any(|kept| entry.path.starts_with(&kept.path));
+        if inside && !covered {
+            carve_outs.retain(|kept| !kept.path.starts_with(&entry.path));
+            carve_outs.push(entry);
+        }
+    }
+    Ok(WritePlan { roots, carve_outs })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::NetworkPolicy;
+    use super::*;
+
+    fn policy(
+        mode: SandboxMode,
+        root: &Path,
+        protected: &[(&Path, &str)],
+    ) -> SandboxExecutionPolicy {
+        SandboxExecutionPolicy {
+            mode,
+            workspace_root: root.to_path_buf(),
+            session_id: None,
+            network: NetworkPolicy::Allow,
+            protected_paths: protected
+                .iter()
+                .map(|(path, owner)| ProtectedPath::new(*path, *owner))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn modes_decide_the_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_path(dir.path());
+        let home = PathBuf::from("/nonexistent-dsh-test-home");
+        let plan = |mode| plan_with_home(&policy(mode, &root, &[]), Some(&home)).unwrap();
+        assert_eq!(plan(SandboxMode::DangerFullAccess), None);
+        assert_eq!(
+            plan(SandboxMode::ReadOnly).unwrap().roots,
+            Vec::<PathBuf>::new()
+        );
+        let roots = plan(SandboxMode::WorkspaceWrite).unwrap().roots;
+        assert_eq!(roots.first(), Some(&root));
+        assert!(roots.contains(&canonical_path(Path::new("/tmp"))));
+    }
+
+    #[test]
+    fn protected_paths_inside_a_root_become_carve_outs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_path(dir.path());
+        let dsh_home = root.join(".dsh");
+        let sessions = dsh_home.join("sessions");
+        let patch = root.join("extra.patch.yml");
+        std::fs::create_dir_all(&sessions).unwrap();
+        std::fs::write(&patch, "[]\n").unwrap();
+        let elsewhere = Path::new("/nonexistent-dsh-test/store");
+        let missing = root.join("not-created-yet");
+        let plan = plan_with_home(
+            &policy(
+                SandboxMode::WorkspaceWrite,
+                &root,
+                &[
+                    (&sessions, "the session store"),
+                    (&dsh_home, "dsh's home ($DSH_HOME)"),
+                    (&patch, "a patch layer"),
+                    (elsewhere, "a store outside every root"),
+                    (&missing, "nothing to keep yet"),
+                ],
+            ),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            plan.carve_outs,
+            vec![
+                ProtectedPath::new(&dsh_home, "dsh's home ($DSH_HOME)"),
+                ProtectedPath::new(&patch, "a patch layer"),
+            ],
+            "the store inside the home is covered by it; the outside and the missing ones need \
+             nothing"
+        );
+        let read_only = plan_with_home(
+            &policy(SandboxMode::ReadOnly, &root, &[(&dsh_home, "home")]),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(read_only.carve_outs.is_empty());
+    }
+
+    #[test]
+    fn broad_or_protected_workspaces_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_path(dir.path());
+        let refused = |workspace: &Path, protected: &[(&Path, &str)], home: Option<&Path>| {
+            plan_with_home(
+                &policy(SandboxMode::WorkspaceWrite, workspace, protected),
+                home,
+            )
+            .unwrap_err()
+            .0
+        };
+        assert!(refused(Path::new("/"), &[], None).contains("every file on this machine"));
+        assert!(refused(&root.join("gone"), &[], None).contains("is not an existing directory"));
+        let home = root.join("me");
+        std::fs::create_dir_all(&home).unwrap();
+        assert!(refused(&root, &[], Some(&home)).contains("every home directory under it"));
+        let inner = root.join(".dsh/skills");
+        std::fs::create_dir_all(&inner).unwrap();
+        let message = refused(
+            &inner,
+            &[(&root.join(".dsh"), "dsh's home ($DSH_HOME)")],
+            None,
+        );
+        assert!(
+            message.contains("lies inside") && message.contains("dsh's home ($DSH_HOME)"),
+            "{message}"
+        );
+    }
+}
