@@ -186,7 +186,9 @@ fn a_running_command_and_its_children_die_with_a_killed_dsh() {
         .unwrap();
     wait_for("both sleeps started", || alive(outer) && alive(inner));
     kill_hard(&mut dsh);
-    wait_for("both sleeps died with dsh", || !alive(outer) && !alive(inner));
+    wait_for("both sleeps died with dsh", || {
+        !alive(outer) && !alive(inner)
+    });
 }
 
 #[test]

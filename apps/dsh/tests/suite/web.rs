@@ -305,8 +305,7 @@ async fn probe_web_host(as_nobody: bool) -> Option<()> {
     fake.push(super::headless::answer("Probed."));
     let work = sandbox.work();
     let served = tokio::task::spawn_blocking(move || {
-        let (status, created) =
-            served.post("/api/agents", &serde_json::json!({"cwd": work}));
+        let (status, created) = served.post("/api/agents", &serde_json::json!({"cwd": work}));
         assert_eq!(status, 201, "{created}");
         let created: serde_json::Value = serde_json::from_str(&created).unwrap();
         let id = created["sessionId"].as_str().unwrap().to_owned();
@@ -331,8 +330,13 @@ async fn probe_web_host(as_nobody: bool) -> Option<()> {
         "{result}"
     );
     assert!(!result.contains(&token), "the token leaked: {result}");
-    assert!(!result.contains("sk-web-never-readable"), "the key leaked: {result}");
-    let run = tokio::task::spawn_blocking(move || served.stop()).await.unwrap();
+    assert!(
+        !result.contains("sk-web-never-readable"),
+        "the key leaked: {result}"
+    );
+    let run = tokio::task::spawn_blocking(move || served.stop())
+        .await
+        .unwrap();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     Some(())
 }
