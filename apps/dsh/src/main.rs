@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     }
     // Descriptors the caller left open (`9>>file`) reach no program dsh starts.
     dsh_shell::mark_inherited_close_on_exec(3);
-    let invocation = match args::parse(argv.clone()) {
+    let invocation = match args::parse(argv) {
         Ok(invocation) => invocation,
         Err(error) => {
             output::stderr_line(&error.0);

@@ -17,20 +17,21 @@ use std::os::unix::fs::FileExt;
 /// Hides the credentials of this process's start-up environment, as the module says. Must
 /// run before any thread starts. A failure is reported and the process goes on.
 pub fn hide_credentials() {
-    let _ = nix::sys::prctl::set_dumpable(false);
     let held: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(name, _)| dsh_shell::is_credential_name(name))
         .collect();
-    if held.is_empty() {
-        return;
+    if !held.is_empty() {
+        move_to_heap(&held);
+        // Before the process turns non-dumpable: then even its own /proc/self/mem is
+        // root's, and an unprivileged dsh could no longer write it.
+        if let Err(error) = scrub_start_up_block(&held) {
+            crate::output::diagnostic(&format!(
+                "cannot clear the credentials from /proc/self/environ ({error}); a process \
+                 of this user that can read it could see them"
+            ));
+        }
     }
-    move_to_heap(&held);
-    if let Err(error) = scrub_start_up_block(&held) {
-        crate::output::diagnostic(&format!(
-            "cannot clear the credentials from /proc/self/environ ({error}); a process of \
-             this user that can read it could see them"
-        ));
-    }
+    let _ = nix::sys::prctl::set_dumpable(false);
 }
 
 /// Unsets and sets each variable again: the environment then points at heap copies, and no

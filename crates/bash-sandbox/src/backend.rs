@@ -13,6 +13,7 @@ use dsh_shell::{
     WritePlan, bash_argv,
 };
 
+use crate::carve::pinned_ancestors;
 use crate::confine::{Confinement, Enforced, LandlockSupport, probe};
 use crate::sandbox_run::PROBE_PARTIAL_LINE;
 
@@ -239,9 +240,11 @@ pub(crate) fn confined_root(policy: &SandboxExecutionPolicy) -> Result<String, S
 }
 
 /// dsh's bubblewrap profile: `--ro-bind / / --dev /dev --unshare-pid --proc /proc
-/// --die-with-parent`; `workspace-write` adds `--tmpfs /tmp --bind <root> <root>` (an
-/// ephemeral `/tmp`) and `--ro-bind <p> <p>` for each carve-out inside the root; `network:
-/// deny` (or `deny_network`) adds `--unshare-net`.
+/// --die-with-parent`, plus `--new-session` (no controlling terminal to push keystrokes
+/// into); `workspace-write` adds `--tmpfs /tmp --bind <root> <root>` (an ephemeral `/tmp`),
+/// `--bind <d> <d>` for each directory above a carve-out inside the root (pinning it) and
+/// `--ro-bind <p> <p>` for each carve-out; `network: deny` (or `deny_network`) adds
+/// `--unshare-net`.
 pub fn bwrap_profile_args(
     policy: &SandboxExecutionPolicy,
     plan: &WritePlan,
@@ -258,17 +261,27 @@ pub fn bwrap_profile_args(
         "--proc",
         "/proc",
         "--die-with-parent",
+        "--new-session",
     ]
     .map(str::to_owned)
     .into();
     if policy.mode == SandboxMode::WorkspaceWrite {
         args.extend(["--tmpfs".to_owned(), "/tmp".to_owned()]);
         args.extend(["--bind".to_owned(), root.clone(), root]);
-        for carve_out in &plan.carve_outs {
-            if carve_out.path.starts_with(&policy.workspace_root) {
-                let path = path_arg(&carve_out.path, "a protected path")?;
-                args.extend(["--ro-bind".to_owned(), path.clone(), path]);
-            }
+        let inside: Vec<PathBuf> = plan
+            .carve_outs
+            .iter()
+            .map(|kept| kept.path.clone())
+            .filter(|path| path.starts_with(&policy.workspace_root))
+            .collect();
+        let roots = [policy.workspace_root.clone()];
+        for directory in pinned_ancestors(&inside, &roots) {
+            let directory = path_arg(&directory, "a protected path's directory")?;
+            args.extend(["--bind".to_owned(), directory.clone(), directory]);
+        }
+        for path in &inside {
+            let path = path_arg(path, "a protected path")?;
+            args.extend(["--ro-bind".to_owned(), path.clone(), path]);
         }
     }
     if deny_network || policy.network == NetworkPolicy::Deny {
@@ -307,11 +320,13 @@ pub fn landlock_confinement(
         },
         scope_signals: support.scopes_signals(),
         confine_files: true,
+        drop_powers: true,
     }
 }
 
 /// The runner's arguments for the file part of `confinement`: `--ro`, `--rw`, `--protect`
-/// per path, `--deny-network`, and `--status-fd` with the status channel's placeholder.
+/// per path, `--deny-network`, `--status-fd` with the status channel's placeholder, and
+/// `--parent-pid` with this process's id.
 /// (Port fencing and signal scoping come from the launch thread the runner is forked on.)
 pub fn runner_profile_args(confinement: &Confinement) -> Result<Vec<String>, ShellError> {
     let mut args = Vec::new();
@@ -329,6 +344,7 @@ pub fn runner_profile_args(confinement: &Confinement) -> Result<Vec<String>, She
         args.push("--deny-network".to_owned());
     }
     args.extend(["--status-fd".to_owned(), STATUS_FD_PLACEHOLDER.to_owned()]);
+    args.extend(["--parent-pid".to_owned(), std::process::id().to_string()]);
     Ok(args)
 }
 
@@ -404,7 +420,11 @@ pub fn select_backend(options: &SandboxOptions) -> Option<Backend> {
 /// Runs one probe child, stdout captured, bounded by `timeout` (killed past it).
 fn run_probe(mut command: Command, timeout: Duration) -> Option<(ExitStatus, String)> {
     let deadline = Instant::now().checked_add(timeout)?;
+    // A probe gets none of this process's environment (its secrets included) but PATH.
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
     let mut child = command
+        .env_clear()
+        .env("PATH", path)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -483,6 +503,7 @@ mod tests {
             "--proc",
             "/proc",
             "--die-with-parent",
+            "--new-session",
         ];
         let none = plan(&[], &[]);
         assert_eq!(
@@ -562,6 +583,8 @@ mod tests {
                 "/w/.dsh",
                 "--status-fd",
                 STATUS_FD_PLACEHOLDER,
+                "--parent-pid",
+                &std::process::id().to_string(),
             ])
         );
     }

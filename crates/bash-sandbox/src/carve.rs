@@ -2,6 +2,11 @@
 //! onto itself read-only in a private mount namespace (as bubblewrap's `--ro-bind` does).
 //! Landlock grants only add up, so it cannot take a subtree back out of a writable root.
 //!
+//! A mount point can be neither removed nor renamed (`EBUSY`), but its parent directories
+//! could be: `mv sub elsewhere; mkdir -p sub/home` would put a directory of the command's
+//! own where a protected `sub/home` was. So each directory between a writable root and a
+//! carve-out is bind-mounted onto itself too (staying writable), which pins it in place.
+//!
 //! The namespace is entered before Landlock restricts the caller; once Landlock handles
 //! file accesses it refuses every mount operation, so a confined command cannot undo a
 //! carve-out (nor can it in a nested namespace, where inherited mounts are locked).
@@ -23,15 +28,21 @@ pub enum NamespaceMode {
 }
 
 /// Enters a private mount namespace (with a user namespace for [`NamespaceMode::WithUser`])
-/// where each of `paths` is read-only. Does nothing for no paths.
-pub fn keep_read_only(paths: &[PathBuf], mode: NamespaceMode) -> Result<(), String> {
+/// where each of `paths` is read-only and each directory between it and the writable root
+/// holding it (one of `roots`) is pinned. Does nothing for no paths.
+pub fn keep_read_only(
+    paths: &[PathBuf],
+    roots: &[PathBuf],
+    mode: NamespaceMode,
+) -> Result<(), String> {
     if paths.is_empty() {
         return Ok(());
     }
     match mode {
         NamespaceMode::MountOnly => unshare(CloneFlags::CLONE_NEWNS)
-            .map_err(|error| format!("cannot create a mount namespace: {error}"))?,
-        NamespaceMode::WithUser => enter_user_namespace()?,
+            .map_err(|error| no_namespace(paths, "a mount namespace", error))?,
+        NamespaceMode::WithUser => enter_user_namespace()
+            .map_err(|error| no_namespace(paths, "a user namespace", error))?,
     }
     // Our mounts stay ours; the host's later mounts still reach us.
     mount(
@@ -42,10 +53,52 @@ pub fn keep_read_only(paths: &[PathBuf], mode: NamespaceMode) -> Result<(), Stri
         None::<&str>,
     )
     .map_err(|error| format!("cannot make the mount namespace private: {error}"))?;
+    for directory in pinned_ancestors(paths, roots) {
+        mount(
+            Some(&directory),
+            &directory,
+            None::<&str>,
+            MsFlags::MS_BIND,
+            None::<&str>,
+        )
+        .map_err(|error| format!("cannot pin {} in place: {error}", directory.display()))?;
+    }
     for path in paths {
         bind_read_only(path)?;
     }
     Ok(())
+}
+
+/// The directories strictly inside a writable root and strictly above a carve-out, outermost
+/// first, without duplicates.
+pub fn pinned_ancestors(paths: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        for ancestor in path.ancestors().skip(1) {
+            let inside = roots
+                .iter()
+                .any(|root| ancestor != root.as_path() && ancestor.starts_with(root));
+            if inside && !pinned.iter().any(|kept| kept == ancestor) {
+                pinned.push(ancestor.to_path_buf());
+            }
+        }
+    }
+    pinned.sort_by_key(|path| path.components().count());
+    pinned
+}
+
+/// Why the carve-outs of `paths` cannot be made, and what to do instead.
+fn no_namespace(paths: &[PathBuf], what: &str, error: impl std::fmt::Display) -> String {
+    let listed: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    format!(
+        "cannot keep {} read-only inside the writable area: this host does not let dsh create \
+         {what} ({error}); move them out of the workspace and the temp directories (for \
+         $DSH_HOME: set DSH_HOME to a directory outside them), or run in read-only mode",
+        listed.join(", ")
+    )
 }
 
 /// A user namespace in which this process keeps its own uid and gid, plus a mount
@@ -53,9 +106,8 @@ pub fn keep_read_only(paths: &[PathBuf], mode: NamespaceMode) -> Result<(), Stri
 fn enter_user_namespace() -> Result<(), String> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|error| {
-        format!("cannot create a user namespace (needed to keep dsh's files read-only): {error}")
-    })?;
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
+        .map_err(|error| error.to_string())?;
     let write = |file: &str, text: String| {
         std::fs::write(file, text).map_err(|error| format!("cannot write {file}: {error}"))
     };
@@ -166,6 +218,42 @@ mod tests {
         assert_eq!(unescape(r"/x\134y\011z"), "/x\\y\tz");
         assert_eq!(unescape(r"/plain"), "/plain");
         assert_eq!(unescape(r"/odd\04"), r"/odd\04");
+    }
+
+    #[test]
+    fn a_host_without_namespaces_is_told_what_to_move() {
+        let message = no_namespace(
+            &[
+                PathBuf::from("/home/me/.dsh"),
+                PathBuf::from("/home/me/p.yml"),
+            ],
+            "a user namespace",
+            "EPERM: Operation not permitted",
+        );
+        assert_eq!(
+            message,
+            "cannot keep /home/me/.dsh, /home/me/p.yml read-only inside the writable area: this \
+             host does not let dsh create a user namespace (EPERM: Operation not permitted); \
+             move them out of the workspace and the temp directories (for $DSH_HOME: set \
+             DSH_HOME to a directory outside them), or run in read-only mode"
+        );
+    }
+
+    #[test]
+    fn the_directories_between_a_root_and_a_carve_out_are_pinned() {
+        let roots = [PathBuf::from("/w"), PathBuf::from("/tmp")];
+        let paths = [
+            PathBuf::from("/w/sub/deeper/.dsh"),
+            PathBuf::from("/w/sub/p.yml"),
+            PathBuf::from("/w/.dsh"),
+            PathBuf::from("/tmp/x/home"),
+        ];
+        assert_eq!(
+            pinned_ancestors(&paths, &roots),
+            ["/w/sub", "/tmp/x", "/w/sub/deeper"]
+                .map(PathBuf::from)
+                .to_vec()
+        );
     }
 
     #[test]

@@ -3,20 +3,17 @@
 //! signal scoping), then the seccomp network filter. Everything forked from that thread
 //! afterwards inherits all of it.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
-};
-use nix::libc;
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+use std::os::fd::OwnedFd;
 
 use crate::carve::{NamespaceMode, keep_read_only};
+use crate::filters::{SignalGuard, fence_filter, install, network_filter};
+use crate::powers::drop_powers;
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, NetPort, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+};
 
 /// The Landlock ABI whose file accesses are handled: dsh's launcher's (ABI 5 added device
 /// ioctls; ABIs 6 to 8 add no file access). An older kernel enforces a subset: partial.
@@ -61,16 +58,39 @@ pub struct Confinement {
     /// Whether file accesses are handled at all (a launch base that only fences ports and
     /// scopes signals handles none, so its children may still mount).
     pub confine_files: bool,
+    /// Drop the capabilities of [`crate::powers::DROPPED`] (a launch base keeps them for
+    /// the runner's namespaces, which drops them itself).
+    pub drop_powers: bool,
 }
 
 impl Confinement {
     /// Puts the confinement on the calling thread: carve-outs in a mount namespace entered
-    /// as `mode` says, then Landlock, then the network filter.
-    pub fn apply(&self, mode: NamespaceMode) -> Result<Enforced, String> {
-        keep_read_only(&self.carve_outs, mode)?;
+    /// as `mode` says, then Landlock, then the seccomp filters (the network denial, the
+    /// fence's complement, and `signals`, the harness's ids no command may signal), then the
+    /// capability drop.
+    pub fn apply(
+        &self,
+        mode: NamespaceMode,
+        signals: Option<&SignalGuard>,
+    ) -> Result<Enforced, String> {
+        keep_read_only(&self.carve_outs, &self.read_write, mode)?;
         let enforced = self.restrict()?;
+        if self.deny_network || !self.fenced_ports.is_empty() || signals.is_some() {
+            // Landlock set it already when it restricted anything; seccomp needs it.
+            nix::sys::prctl::set_no_new_privs()
+                .map_err(|error| format!("cannot set no_new_privs: {error}"))?;
+        }
         if self.deny_network {
-            deny_network()?;
+            install(&network_filter()?, "network filter")?;
+        }
+        if !self.fenced_ports.is_empty() {
+            install(&fence_filter()?, "port fence filter")?;
+        }
+        if let Some(signals) = signals {
+            install(&signals.filter()?, "signal guard")?;
+        }
+        if self.drop_powers {
+            drop_powers()?;
         }
         Ok(enforced)
     }
@@ -127,19 +147,50 @@ impl Confinement {
 
 /// A rule granting `access` beneath `path`; a grant on a non-directory keeps only the
 /// accesses that apply to files. An unopenable path fails (never a narrower profile than
-/// asked for, never a silent skip).
-fn path_rule(path: &Path, access: BitFlags<AccessFs>) -> Result<PathBeneath<PathFd>, String> {
+/// asked for, never a silent skip), and so does one reached through a symbolic link: the
+/// roots are resolved once, when a session starts, and a link put in their place since must
+/// not move a grant elsewhere.
+fn path_rule(path: &Path, access: BitFlags<AccessFs>) -> Result<PathBeneath<OwnedFd>, String> {
     let cannot_open = |error: &dyn std::fmt::Display| {
         format!("cannot open rule path: {}: {error}", path.display())
     };
-    let metadata = std::fs::metadata(path).map_err(|error| cannot_open(&error))?;
+    let fd = open_without_links(path).map_err(|error| cannot_open(&error))?;
+    let metadata = std::fs::File::from(fd.try_clone().map_err(|error| cannot_open(&error))?)
+        .metadata()
+        .map_err(|error| cannot_open(&error))?;
     let access = if metadata.is_dir() {
         access
     } else {
         access & AccessFs::from_file(HANDLED_ABI)
     };
-    let fd = PathFd::new(path).map_err(|error| cannot_open(&error))?;
     Ok(PathBeneath::new(fd, access))
+}
+
+/// `path` opened `O_PATH`, refusing symbolic links in any component (`openat2` with
+/// `RESOLVE_NO_SYMLINKS`; on a kernel before 5.6, a plain open after checking that the
+/// path resolves to itself).
+fn open_without_links(path: &Path) -> std::io::Result<OwnedFd> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    match openat2(nix::fcntl::AT_FDCWD, path, how) {
+        Ok(fd) => Ok(fd),
+        Err(nix::errno::Errno::ENOSYS) => {
+            if std::fs::canonicalize(path)? != path {
+                return Err(std::io::Error::other(
+                    "it is reached through a symbolic link",
+                ));
+            }
+            use std::os::unix::fs::OpenOptionsExt;
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_PATH)
+                .open(path)?;
+            Ok(OwnedFd::from(file))
+        }
+        Err(errno) => Err(std::io::Error::from(errno)),
+    }
 }
 
 /// What the kernel's Landlock offers, as found by [`probe`].
@@ -197,52 +248,10 @@ pub fn probe() -> Result<LandlockSupport, String> {
         .map_err(|_| "the landlock probe panicked".to_owned())?
 }
 
-/// The seccomp program of a network denial: `socket(domain != AF_UNIX, …)` and
-/// `io_uring_setup` fail with `EPERM` (io_uring could open sockets past the filter);
-/// everything else is allowed. A process of another architecture than this build's is
-/// killed by the filter's architecture check.
-pub fn network_filter() -> Result<BpfProgram, String> {
-    fn error(error: impl std::fmt::Display) -> String {
-        format!("cannot build the network filter: {error}")
-    }
-    let unix = u64::try_from(libc::AF_UNIX).map_err(error)?;
-    let eperm = u32::try_from(libc::EPERM).map_err(error)?;
-    let not_unix =
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, unix).map_err(error)?;
-    let rules = BTreeMap::from([
-        (
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(error)?],
-        ),
-        (libc::SYS_io_uring_setup, Vec::new()),
-    ]);
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(error)?;
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(eperm),
-        arch,
-    )
-    .map_err(error)?;
-    BpfProgram::try_from(filter).map_err(error)
-}
-
-/// Installs [`network_filter`] on the calling thread.
-fn deny_network() -> Result<(), String> {
-    let program = network_filter()?;
-    seccompiler::apply_filter(&program)
-        .map_err(|error| format!("cannot install the network filter: {error}"))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_network_filter_compiles() {
-        assert!(!network_filter().unwrap().is_empty());
-    }
 
     #[test]
     fn the_probe_reports_this_kernel() {

@@ -13,11 +13,12 @@ use dsh_shell::{
 };
 
 use crate::backend::{
-    BWRAP_PATHS, Backend, Enforcement, LaunchStrategy, SandboxOptions, bwrap_profile_args,
-    landlock_confinement, runner_profile_args, select_backend, wrapped_argv,
+    Backend, Enforcement, LaunchStrategy, SandboxOptions, bwrap_profile_args, landlock_confinement,
+    runner_profile_args, select_backend, wrapped_argv,
 };
 use crate::classify::{is_runner_spawn_failure, launch_failure, matches_signature};
 use crate::confine::{Confinement, LandlockSupport};
+use crate::filters::SignalGuard;
 use crate::held::{Held, HeldConfinements};
 use crate::standing::StandingPolicy;
 
@@ -80,9 +81,14 @@ impl Bases {
         {
             return Ok(Arc::clone(thread));
         }
+        crate::powers::keep_memory_private()?;
         let owned = base.clone();
+        // Under Landlock the runner's commands share the base's domain for signals, so the
+        // base guards dsh's ids and its own; bubblewrap's commands get a PID namespace.
+        let signals = (base != &Confinement::default()).then(SignalGuard::of_harness);
         let (thread, _) = LaunchThread::start("dsh-confine-base", move || {
-            owned.apply(crate::carve::NamespaceMode::MountOnly)
+            let signals = signals.map(SignalGuard::and_this_thread);
+            owned.apply(crate::carve::NamespaceMode::MountOnly, signals.as_ref())
         })?;
         if let Some((_, old)) = current.replace((base.clone(), Arc::clone(&thread))) {
             self.retired
@@ -357,18 +363,6 @@ impl SandboxBashExecutor {
         }
         let carve_outs = !plan.carve_outs.is_empty();
         let (argv, need) = match (route, backend.landlock()) {
-            (Route::Bwrap, _) | (_, None) => {
-                let mut prefix = match &options.bwrap {
-                    Some(bwrap) => bwrap.argv_prefix()?,
-                    None => vec![BWRAP_PATHS[0].to_owned()],
-                };
-                prefix.extend(bwrap_profile_args(&policy, &plan, !fenced.is_empty())?);
-                prefix.extend(["--info-fd".to_owned(), STATUS_FD_PLACEHOLDER.to_owned()]);
-                (
-                    wrapped_argv(prefix, command),
-                    Need::Base(Confinement::default()),
-                )
-            }
             (Route::Held, Some(support)) => (
                 bash_argv(command),
                 Need::Held(landlock_confinement(&policy, &plan, support, &fenced)),
@@ -382,53 +376,65 @@ impl SandboxBashExecutor {
                     Need::Base(base_of(&confinement)),
                 )
             }
+            _ => {
+                let bwrap = options
+                    .bwrap
+                    .as_ref()
+                    .ok_or_else(|| unavailable(mode, None))?;
+                let mut prefix = bwrap.argv_prefix()?;
+                prefix.extend(bwrap_profile_args(&policy, &plan, !fenced.is_empty())?);
+                prefix.extend(["--info-fd".to_owned(), STATUS_FD_PLACEHOLDER.to_owned()]);
+                (
+                    wrapped_argv(prefix, command),
+                    Need::Base(Confinement::default()),
+                )
+            }
         };
         Ok(Planned {
             mode,
             backend,
-            route: if backend == Backend::Bwrap {
-                Route::Bwrap
-            } else {
-                route
-            },
+            route,
             argv,
             need,
             carve_outs,
         })
     }
 
-    /// The planned launch of `command` with its thread. `get` obtains the thread; a held
-    /// confinement with carve-outs that no thread can hold here falls back to the runner.
-    fn ready_with(
+    /// The confined launch of `command` with its thread (built now if needed): a held
+    /// confinement with carve-outs that no thread of this process can hold (no mount
+    /// namespace for it here) falls back to the runner, which enters a user namespace.
+    fn confined(
         &self,
         command: &str,
         policy: &SandboxExecutionPolicy,
         backend: Option<Backend>,
-        get: impl Fn(&Need) -> Result<Ready, String>,
     ) -> Result<Confined, ShellError> {
         let planned = self.plan_launch(command, policy, backend, false)?;
-        match get(&planned.need) {
-            Ok(thread) => Ok(confined(planned, thread)),
+        match self.thread_blocking(&planned.need) {
+            Ok(ready) => Ok(confined(planned, ready)),
             Err(_) if planned.route == Route::Held && planned.carve_outs => {
                 let planned = self.plan_launch(command, policy, backend, true)?;
-                let thread =
-                    get(&planned.need).map_err(|detail| not_set_up(policy.mode, &detail))?;
-                Ok(confined(planned, thread))
+                let ready = self
+                    .thread_blocking(&planned.need)
+                    .map_err(|detail| not_set_up(policy.mode, &detail))?;
+                Ok(confined(planned, ready))
             }
             Err(detail) => Err(not_set_up(policy.mode, &detail)),
         }
     }
 
-    /// The thread of `need`, built on the blocking pool when it is not built yet.
-    async fn thread_async(&self, need: &Need) -> Result<Ready, String> {
-        if self.threads.is_ready(need) {
-            return self.threads.get(need);
+    /// The thread of `need`. A build (well under a millisecond, tens of milliseconds with a
+    /// port fence) runs in place of the worker's other tasks on a multi-threaded runtime:
+    /// they move to another worker meanwhile.
+    fn thread_blocking(&self, need: &Need) -> Result<Ready, String> {
+        let multi_threaded = tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        });
+        if multi_threaded && !self.threads.is_ready(need) {
+            tokio::task::block_in_place(|| self.threads.get(need))
+        } else {
+            self.threads.get(need)
         }
-        let threads = Arc::clone(&self.threads);
-        let need = need.clone();
-        tokio::task::spawn_blocking(move || threads.get(&need))
-            .await
-            .map_err(|error| format!("building the confinement failed: {error}"))?
     }
 }
 
@@ -511,19 +517,7 @@ impl ShellExecutor for SandboxBashExecutor {
             return Ok(result);
         }
         let backend = self.backend_async(policy.mode).await?;
-        // Build what the plan needs off the runtime's workers, then plan again from the
-        // built threads (the second plan finds them ready).
-        let planned = self.plan_launch(&spec.command, &policy, backend, false)?;
-        if !self.threads.is_ready(&planned.need) {
-            let built = self.thread_async(&planned.need).await;
-            if built.is_err() && planned.route == Route::Held && planned.carve_outs {
-                let fallback = self.plan_launch(&spec.command, &policy, backend, true)?;
-                let _ = self.thread_async(&fallback.need).await;
-            }
-        }
-        let confined = self.ready_with(&spec.command, &policy, backend, |need| {
-            self.threads.get(need)
-        })?;
+        let confined = self.confined(&spec.command, &policy, backend)?;
         let launched = self
             .local
             .runner()
@@ -555,9 +549,7 @@ impl ShellExecutor for SandboxBashExecutor {
                 .start_argv(&spec, &bash_argv(&spec.command), None);
         }
         let backend = self.selector.verdict();
-        let confined = self.ready_with(&spec.command, &policy, backend, |need| {
-            self.threads.get(need)
-        })?;
+        let confined = self.confined(&spec.command, &policy, backend)?;
         let argv = confined.planned.argv.clone();
         let launch = confined.launch.clone();
         let workdir = spec.workdir.clone();

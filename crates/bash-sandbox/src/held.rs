@@ -11,11 +11,17 @@ use dsh_shell::LaunchThread;
 
 use crate::carve::NamespaceMode;
 use crate::confine::{Confinement, Enforced};
+use crate::filters::SignalGuard;
+use crate::powers::keep_memory_private;
 
 /// How many confinements stay held at once. A thread that leaves the set ends once no
 /// spawn uses it; what it forked lives on (children are adopted by another thread of this
 /// process).
 pub const CAPACITY: usize = 16;
+
+/// How many of them may fence ports: each such domain holds 65,535 port rules, about 4 MiB
+/// of kernel memory.
+pub const FENCED_CAPACITY: usize = 4;
 
 /// A built confinement.
 #[derive(Debug, Clone)]
@@ -42,9 +48,11 @@ impl HeldConfinements {
         let slot = self.slot(confinement);
         let built = slot
             .get_or_init(|| {
+                keep_memory_private()?;
                 let owned = confinement.clone();
+                let signals = SignalGuard::of_harness();
                 LaunchThread::start("dsh-confined", move || {
-                    owned.apply(NamespaceMode::MountOnly)
+                    owned.apply(NamespaceMode::MountOnly, Some(&signals.and_this_thread()))
                 })
                 .map(|(thread, enforced)| Held { thread, enforced })
             })
@@ -78,6 +86,14 @@ impl HeldConfinements {
         let slot = Arc::clone(&entry.1);
         slots.push_front(entry);
         slots.truncate(CAPACITY);
+        let mut fenced = 0;
+        slots.retain(|(key, _)| {
+            if key.fenced_ports.is_empty() {
+                return true;
+            }
+            fenced += 1;
+            fenced <= FENCED_CAPACITY
+        });
         slot
     }
 }
@@ -110,6 +126,23 @@ mod tests {
         let error = held.get(&missing).unwrap_err();
         assert!(error.contains("cannot open rule path"), "{error}");
         assert!(!held.is_held(&missing));
+    }
+
+    #[test]
+    fn only_a_few_fenced_confinements_stay_held() {
+        let held = HeldConfinements::default();
+        let fenced = |port: u16| Confinement {
+            fenced_ports: vec![port],
+            ..confinement("/tmp")
+        };
+        let plain = confinement("/tmp");
+        held.get(&plain).unwrap();
+        for port in 0..=u16::try_from(FENCED_CAPACITY).unwrap() {
+            held.get(&fenced(40_000 + port)).unwrap();
+        }
+        assert!(!held.is_held(&fenced(40_000)), "the oldest fenced one left");
+        assert!(held.is_held(&fenced(40_001)));
+        assert!(held.is_held(&plain), "unfenced ones are not counted");
     }
 
     #[test]

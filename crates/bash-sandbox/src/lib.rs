@@ -34,8 +34,10 @@ pub mod carve;
 mod classify;
 mod confine;
 mod executor;
+mod filters;
 mod held;
 mod plugin;
+mod powers;
 pub mod sandbox_run;
 mod standing;
 
@@ -46,11 +48,14 @@ pub use backend::{
     select_backend, trusted_bwrap, wrapped_argv,
 };
 pub use classify::{is_runner_spawn_failure, launch_failure, matches_signature};
-pub use confine::{
-    Confinement, Enforced, LandlockSupport, network_filter, probe as probe_landlock,
-};
+pub use confine::{Confinement, Enforced, LandlockSupport, probe as probe_landlock};
 pub use dsh_shell::SANDBOX_POLICY;
 pub use executor::SandboxBashExecutor;
-pub use held::{CAPACITY as HELD_CONFINEMENTS, Held, HeldConfinements};
+pub use filters::{SignalGuard, fence_filter, network_filter};
+pub use held::{
+    CAPACITY as HELD_CONFINEMENTS, FENCED_CAPACITY as HELD_FENCED_CONFINEMENTS, Held,
+    HeldConfinements,
+};
 pub use plugin::{BashSandboxConfig, BashSandboxPlugin, PLUGIN_NAME};
+pub use powers::{DROPPED as DROPPED_CAPABILITIES, drop_powers, keep_memory_private};
 pub use standing::{FixedPolicy, PolicyService, StandingPolicy};

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! <runner> [--ro <path>]… [--rw <path>]… [--protect <path>]… [--deny-network]
-//!          [--status-fd <n>] -- <argv>…
+//!          [--status-fd <n>] [--parent-pid <pid>] -- <argv>…
 //! <runner> --probe
 //! ```
 //!
@@ -21,6 +21,9 @@
 //! - `--status-fd <n>`: descriptor `n` is the status channel. Each failure of the runner is
 //!   written there too; the command it runs never gets the descriptor, so nothing the
 //!   command prints can pass for a runner failure.
+//! - `--parent-pid <pid>`: the harness. The runner (and the command it becomes) gets SIGKILL
+//!   when the thread that started it dies, and refuses to run when the harness is already
+//!   gone by then (its parent is no longer `<pid>`).
 //! - The ruleset handles the filesystem accesses of Landlock ABI 5, as dsh's launcher does,
 //!   best effort: on an older kernel it is enforced for what the kernel knows and the run
 //!   prints `landlock-run: partial enforcement (older Landlock ABI)` on stderr first.
@@ -73,6 +76,8 @@ pub enum Invocation {
         grants: Grants,
         /// The status channel's descriptor.
         status_fd: Option<i32>,
+        /// The harness's process id.
+        parent_pid: Option<i32>,
         /// The command's argv (non-empty).
         command: Vec<OsString>,
     },
@@ -101,6 +106,7 @@ impl Grants {
             fenced_ports: Vec::new(),
             scope_signals: false,
             confine_files: true,
+            drop_powers: true,
         }
     }
 }
@@ -110,6 +116,7 @@ impl Grants {
 pub fn parse_args(args: &[OsString]) -> Result<Invocation, String> {
     let mut grants = Grants::default();
     let mut status_fd = None;
+    let mut parent_pid = None;
     let mut probe = false;
     let mut iter = args.iter();
     let mut command = None;
@@ -144,6 +151,15 @@ pub fn parse_args(args: &[OsString]) -> Result<Invocation, String> {
                     })?;
                 status_fd = Some(number);
             }
+            Some("--parent-pid") => {
+                let number = iter
+                    .next()
+                    .and_then(|value| value.to_str())
+                    .and_then(|value| value.parse::<i32>().ok())
+                    .filter(|pid| *pid > 0)
+                    .ok_or_else(|| "usage error: --parent-pid requires a process id".to_owned())?;
+                parent_pid = Some(number);
+            }
             Some("--deny-network") => grants.deny_network = true,
             Some("--") => {
                 command = Some(iter.cloned().collect::<Vec<_>>());
@@ -165,6 +181,7 @@ pub fn parse_args(args: &[OsString]) -> Result<Invocation, String> {
             Ok(Invocation::Run {
                 grants,
                 status_fd,
+                parent_pid,
                 command,
             })
         }
@@ -201,12 +218,18 @@ pub fn sandbox_run_main(args: &[OsString]) -> i32 {
         Invocation::Run {
             grants,
             status_fd,
+            parent_pid,
             command,
-        } => run(&grants, status_fd, &command),
+        } => run(&grants, status_fd, parent_pid, &command),
     }
 }
 
-fn run(grants: &Grants, status_fd: Option<i32>, command: &[OsString]) -> i32 {
+fn run(
+    grants: &Grants,
+    status_fd: Option<i32>,
+    parent_pid: Option<i32>,
+    command: &[OsString],
+) -> i32 {
     // The channel is reopened as a file of our own (close-on-exec, like everything Rust
     // opens), then every inherited descriptor above 2, the channel's number among them, is
     // marked close-on-exec: the command inherits none of them.
@@ -219,12 +242,19 @@ fn run(grants: &Grants, status_fd: Option<i32>, command: &[OsString]) -> i32 {
     dsh_shell::mark_inherited_close_on_exec(3);
     #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    // A harness that died before the line above sent no signal: it is no parent any more.
+    if parent_pid.is_some_and(|pid| nix::unistd::getppid().as_raw() != pid) {
+        return fail(
+            "the harness is gone; not running the command",
+            status.as_mut(),
+        );
+    }
     let mode = if nix::unistd::geteuid().is_root() {
         NamespaceMode::MountOnly
     } else {
         NamespaceMode::WithUser
     };
-    let enforced = match grants.confinement().apply(mode) {
+    let enforced = match grants.confinement().apply(mode, None) {
         Ok(enforced) => enforced,
         Err(detail) => return fail(&detail, status.as_mut()),
     };
@@ -281,6 +311,8 @@ mod tests {
             "--deny-network",
             "--status-fd",
             "7",
+            "--parent-pid",
+            "42",
             "--",
             "bash",
             "-c",
@@ -297,6 +329,7 @@ mod tests {
                     deny_network: true,
                 },
                 status_fd: Some(7),
+                parent_pid: Some(42),
                 command: args(&["bash", "-c", "echo --ro"]),
             }
         );
@@ -316,6 +349,10 @@ mod tests {
             (
                 &["--status-fd", "1", "--", "true"],
                 "usage error: --status-fd requires a descriptor number above 2",
+            ),
+            (
+                &["--parent-pid", "x", "--", "true"],
+                "usage error: --parent-pid requires a process id",
             ),
             (&["--bogus"], "usage error: unknown argument: --bogus"),
             (

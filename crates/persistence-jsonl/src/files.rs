@@ -51,6 +51,17 @@ pub(crate) fn open_log(
     path: &Path,
     access: Access,
 ) -> Result<Option<(File, fs::Metadata)>, BackendError> {
+    // What is there is looked at first: merely opening a device can act (a watchdog arms,
+    // a tape rewinds), so only a regular file is opened; the descriptor is checked again
+    // below, so a swap between the two is caught.
+    match fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(not_a_regular_file(path, meta.file_type()));
+        }
+        Ok(_) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io_error("reading the metadata of", path, error)),
+    }
     let mut options = OpenOptions::new();
     match access {
         Access::Read => options.read(true),

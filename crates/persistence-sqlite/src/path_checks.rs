@@ -104,6 +104,13 @@ pub(crate) fn check_existing(path: &Path) -> Result<Option<Found>, BackendError>
 /// Opens the file as a regular file (see [`inspect_flags`]) and returns the metadata of the
 /// opened descriptor, so nothing swapped in after a check is taken for the database.
 fn open_regular(path: &Path) -> Result<Option<fs::Metadata>, BackendError> {
+    // Looked at before it is opened: opening a device can act on it.
+    match fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => return Err(not_a_file(path, meta.file_type())),
+        Ok(_) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io("inspecting", path, error)),
+    }
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(inspect_flags())

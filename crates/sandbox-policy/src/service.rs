@@ -51,6 +51,25 @@ pub fn policy_context(policy: &SandboxExecutionPolicy) -> String {
     }
 }
 
+/// Creates a session store's directory (mode 0700) before any command runs: one that does
+/// not exist yet could be made by a command, with logs or links of its own planted in it.
+fn ensure_store_directory(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return;
+    }
+    use std::os::unix::fs::DirBuilderExt as _;
+    if let Err(error) = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+    {
+        tracing::warn!(
+            "sandbox: cannot create the session store {} before commands run: {error}",
+            path.display()
+        );
+    }
+}
+
 /// The service: the configured default, fallback root and network policy, and the context
 /// whose session store (`sessions`, looked up at each call) holds the standing modes.
 pub struct LocalSandboxPolicy {
@@ -103,12 +122,10 @@ impl LocalSandboxPolicy {
             .as_ref()
             .and_then(|ctx| ctx.get(&SESSION_PERSISTENCE))
         {
-            paths.extend(
-                persistence
-                    .storage_paths()
-                    .into_iter()
-                    .map(|(path, owner)| ProtectedPath::new(path, owner)),
-            );
+            for (path, owner) in persistence.storage_paths() {
+                ensure_store_directory(&path);
+                paths.push(ProtectedPath::new(path, owner));
+            }
         }
         paths
     }
@@ -129,9 +146,12 @@ impl SandboxPolicyService for LocalSandboxPolicy {
         let mode = approved
             .or_else(|| session_id.and_then(|id| self.session_mode(id)))
             .unwrap_or(self.default_mode);
+        // The session's cwd as recorded (the directory dsh ran in, already resolved), not
+        // resolved again: a link put in its place since must not move the workspace, and
+        // the write plan refuses a workspace that no longer resolves to itself.
         let workspace_root = session_cwd.map_or_else(
             || self.workspace_root.clone(),
-            |cwd| canonical_path(Path::new(cwd)),
+            |cwd| std::path::absolute(cwd).unwrap_or_else(|_| PathBuf::from(cwd)),
         );
         SandboxExecutionPolicy {
             mode,

@@ -120,23 +120,35 @@ fn mark_range(first: i32, last: i32, limit: i32) {
     }
     #[expect(
         unsafe_code,
-        reason = "raw close_range(2) and fcntl(2) calls on descriptor numbers, in the child \
-                  after fork where no allocation may happen"
+        reason = "a raw close_range(2) call on descriptor numbers, in the child after fork \
+                  where no allocation may happen"
     )]
-    // SAFETY: both calls take plain integers and touch only the descriptor table.
-    unsafe {
+    // SAFETY: the call takes plain integers and touches only the descriptor table.
+    let marked = unsafe {
         use nix::libc;
-        let marked = libc::syscall(
+        libc::syscall(
             libc::SYS_close_range,
             libc::c_uint::try_from(first).unwrap_or(3),
             libc::c_uint::try_from(last).unwrap_or(libc::c_uint::MAX),
             libc::CLOSE_RANGE_CLOEXEC,
-        );
-        if marked != 0 {
-            for fd in first..=last.min(limit) {
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-            }
+        )
+    };
+    if marked != 0 {
+        for fd in first..=last.min(limit) {
+            mark_one(fd);
         }
+    }
+}
+
+/// Marks descriptor `fd` close-on-exec (nothing happens when it is not open).
+fn mark_one(fd: i32) {
+    #[expect(
+        unsafe_code,
+        reason = "a raw fcntl(2) on a descriptor number, also used between fork and exec"
+    )]
+    // SAFETY: F_SETFD takes plain integers and touches only the descriptor table.
+    unsafe {
+        nix::libc::fcntl(fd, nix::libc::F_SETFD, nix::libc::FD_CLOEXEC);
     }
 }
 
@@ -165,7 +177,7 @@ pub fn mark_inherited_close_on_exec(first: i32) -> bool {
             .flatten()
             .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok());
         for fd in numbers.filter(|fd| (first..limit).contains(fd)) {
-            mark_range(fd, fd, limit);
+            mark_one(fd);
         }
     }
     marked

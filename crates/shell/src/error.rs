@@ -41,6 +41,13 @@ pub enum ShellError {
         /// dsh's refusal text, with the runner failure when there is one.
         message: String,
     },
+    /// The thread a command was to be forked on has stopped (it ends only when its owner
+    /// drops it, so this is a harness bug or a panic on that thread).
+    #[error("the launch thread {name} has stopped")]
+    LaunchThreadStopped {
+        /// The thread's name.
+        name: String,
+    },
     /// The call was made outside a tokio runtime, which supervises the processes.
     #[error("the shell executor needs a tokio runtime (with I/O and timers enabled)")]
     NoRuntime,

@@ -66,7 +66,7 @@ pub use env::{ENV_OVERRIDES, child_env, is_credential_name, is_scrubbed_name};
 pub use error::ShellError;
 pub use executor::{SHELL, ShellExecutor};
 pub use launch::LaunchThread;
-pub use orphans::GUARD_SCRIPT;
+pub use orphans::{GUARD_SCRIPT, guard_pid};
 pub use process::{ProcessSettlement, SettleHook, ShellProcess};
 pub use runner::{ParentEnv, ProcessRunner, RunLimits, RunnerOptions, bash_argv};
 pub use sandbox::{

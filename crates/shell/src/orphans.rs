@@ -2,13 +2,16 @@
 //! killed with SIGKILL and has no chance to clean up.
 //!
 //! One small watchdog per process (`bash` running [`GUARD_SCRIPT`], in a process group of
-//! its own, ignoring the terminal's signals) reads `+<pgid>` and `-<pgid>` lines on a pipe
-//! whose only writer is this process (and, until they exec, its children). The pipe reaches
-//! end-of-file when this process is gone, however it ended; the watchdog then sends SIGKILL
-//! to every group still registered and exits. Each child registers its own group between
-//! `fork` and `exec`, so no group escapes a harness killed mid-spawn; the harness withdraws
-//! it once it is seen gone, so a reused group id is never hit. A process that left its group
-//! (`setsid`) is not covered.
+//! its own, with an empty environment, ignoring the terminal's signals) reads `+<pgid>` and
+//! `-<pgid>` lines on a pipe whose only writer is this process (and, until they exec, its
+//! children). The pipe reaches end-of-file when this process is gone, however it ended; the
+//! watchdog then sends SIGKILL to every group still registered and exits.
+//!
+//! Each child registers its own group between `fork` and `exec`, so no group escapes a
+//! harness killed mid-spawn; the harness withdraws it once it is seen gone. The watchdog
+//! notes the start time of each group's leader when it registers, and at the end spares a
+//! group whose id now belongs to a process started later (a reused id). A process that left
+//! its group (`setsid`) is not covered.
 
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd};
@@ -18,31 +21,43 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-/// The watchdog's program: keep the set of live groups; at end of input, kill them all.
+/// The watchdog's program: keep the live groups and their leaders' start times; at end of
+/// input, kill each group whose id was not taken by a newer process meanwhile.
 pub const GUARD_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT TSTP TTIN TTOU PIPE
+started() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return; s=${s##*) }; set -- $s; echo "${20}"; }
 declare -A groups=()
 while IFS= read -r line; do
   case $line in
-    +*) groups[${line#+}]=1 ;;
+    +*) id=${line#+}; groups[$id]="$(started "$id")-" ;;
     -*) unset "groups[${line#-}]" ;;
   esac
 done
-for pgid in "${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done"#;
+for id in "${!groups[@]}"; do
+  now=$(started "$id")
+  if [ -z "$now" ] || [ "$now-" = "${groups[$id]}" ]; then kill -KILL -- "-$id" 2>/dev/null; fi
+done"#;
 
+/// The running watchdog. Its input is never closed while this process lives, even when the
+/// watchdog died: children may hold its descriptor number, which must not be reused.
 struct Guard {
     child: Child,
     input: ChildStdin,
+    alive: bool,
 }
 
-/// The process's guard: started on first use; `None` once it could not start or died.
+/// The process's guard: started on first use; `None` when it could not start.
 fn guard() -> &'static Mutex<Option<Guard>> {
     static GUARD: OnceLock<Mutex<Option<Guard>>> = OnceLock::new();
     GUARD.get_or_init(|| Mutex::new(start()))
 }
 
 fn start() -> Option<Guard> {
+    // An empty environment: the watchdog holds none of this process's secrets.
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
     let spawned = Command::new("bash")
         .args(["-c", GUARD_SCRIPT, "dsh-orphan-guard"])
+        .env_clear()
+        .env("PATH", path)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -62,28 +77,32 @@ fn start() -> Option<Guard> {
     // A stalled guard must never stall the harness: registrations that do not fit are
     // dropped rather than waited for.
     let _ = fcntl(input.as_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
-    Some(Guard { child, input })
+    Some(Guard {
+        child,
+        input,
+        alive: true,
+    })
 }
 
 fn send(line: &str) {
     let mut slot = guard().lock().unwrap_or_else(PoisonError::into_inner);
-    let Some(guard) = slot.as_mut() else {
+    let Some(guard) = slot.as_mut().filter(|guard| guard.alive) else {
         return;
     };
     if let Err(error) = guard.input.write_all(line.as_bytes()) {
         if error.kind() == std::io::ErrorKind::WouldBlock {
-            tracing::warn!("the orphan guard is not reading; {line:?} was not registered");
+            tracing::warn!("the orphan guard is not reading; {line:?} was not sent");
             return;
         }
         tracing::warn!("the orphan guard is gone ({error}); commands may outlive dsh");
         let _ = guard.child.try_wait();
-        *slot = None;
+        guard.alive = false;
     }
 }
 
 /// Starts the guard in the background, if it is not running yet, so that it is up before the
-/// first command (registering a group right after its spawn is then only a write) without
-/// delaying the caller.
+/// first command without delaying the caller. Call it from a thread that holds no
+/// confinement: the watchdog inherits the credentials of the thread that starts it.
 pub(crate) fn start_guard() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
@@ -97,11 +116,21 @@ pub(crate) fn start_guard() {
 
 /// The descriptor a child writes its own `+<pgid>` line to, between `fork` and `exec`
 /// (see `child_reset`): registered before it can run anything, so even a harness killed in
-/// the middle of a spawn leaves no group behind. Waits until the guard is up (it normally
-/// is: [`start_guard`] ran when the runner was made); `None` without a guard.
+/// the middle of a spawn leaves no group behind. Starts the guard if needed (so call it on a
+/// thread without confinement, never on a launch thread); `None` without a live guard.
 pub(crate) fn guard_input() -> Option<i32> {
     let slot = guard().lock().unwrap_or_else(PoisonError::into_inner);
-    slot.as_ref().map(|guard| guard.input.as_raw_fd())
+    slot.as_ref()
+        .filter(|guard| guard.alive)
+        .map(|guard| guard.input.as_raw_fd())
+}
+
+/// The guard's process id, when it runs (confined commands may not signal it).
+pub fn guard_pid() -> Option<u32> {
+    let slot = guard().lock().unwrap_or_else(PoisonError::into_inner);
+    slot.as_ref()
+        .filter(|guard| guard.alive)
+        .map(|guard| guard.child.id())
 }
 
 /// Withdraws process group `pgid` (it is gone).

@@ -325,6 +325,9 @@ impl ProcessRunner {
             cwd: spec.workdir.clone(),
             env,
             with_stdin: spec.stdin.is_some(),
+            // Asked here, on the caller's thread: a guard started on a launch thread would
+            // inherit its confinement.
+            guard: crate::orphans::guard_input(),
         };
         let spawned = spawn_child(request, launch, &handle)?;
         let pgid = i32::try_from(spawned.pid).unwrap_or(-1);

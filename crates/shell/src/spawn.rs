@@ -49,6 +49,8 @@ pub(crate) struct SpawnRequest {
     pub(crate) cwd: PathBuf,
     pub(crate) env: BTreeMap<OsString, OsString>,
     pub(crate) with_stdin: bool,
+    /// The orphan guard's input, which the child registers its group on.
+    pub(crate) guard: Option<i32>,
 }
 
 /// Splits `argv` into a non-empty program name and its arguments.
@@ -86,6 +88,7 @@ fn spawn_here(request: SpawnRequest, status_channel: bool) -> Result<Spawned, Sh
         cwd,
         env,
         with_stdin,
+        guard,
     } = request;
     let program = split_argv(&argv)?.0.clone();
     let fail = |source: io::Error| ShellError::Spawn {
@@ -122,7 +125,7 @@ fn spawn_here(request: SpawnRequest, status_channel: bool) -> Result<Spawned, Sh
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(false);
-    crate::child_reset::reset_before_exec(&mut command, keep, crate::orphans::guard_input());
+    crate::child_reset::reset_before_exec(&mut command, keep, guard);
     let spawned = command.spawn();
     // The child has its copy of the write end; ours must go, or the channel never ends.
     let status = channel.map(|(read, _write)| read);

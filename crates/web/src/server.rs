@@ -57,6 +57,10 @@ pub struct WebServerConfig {
     /// How long a connection with no request in flight stays open, in milliseconds
     /// (default 60,000). An open event stream is a request in flight.
     pub idle_timeout_ms: Option<u64>,
+    /// How long a client has, from the end of a request head, to send its body and get its
+    /// answer, in milliseconds (default 30,000); a streamed answer such as the event stream
+    /// is not bounded once it started.
+    pub request_timeout_ms: Option<u64>,
     /// How many connections may be open at once (default 256).
     pub max_connections: Option<usize>,
 }
@@ -184,7 +188,10 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request) -> Respon
         .map(|ConnectInfo(ConnHandle(connection))| connection.start_request());
     let response = route(&shared, request).await;
     match in_flight {
-        Some(in_flight) => track_response(response, in_flight),
+        Some(in_flight) => {
+            in_flight.answered();
+            track_response(response, in_flight)
+        }
         None => response,
     }
 }
@@ -274,6 +281,7 @@ impl Plugin for WebServerPlugin {
         let limits = ConnectionLimits::from_config(
             config.header_read_timeout_ms,
             config.idle_timeout_ms,
+            config.request_timeout_ms,
             config.max_connections,
         )?;
         let listener = bind_loopback(&config).await?;
@@ -283,6 +291,12 @@ impl Plugin for WebServerPlugin {
         if let Some(protection) = ctx.get(&SANDBOX_PROTECTION) {
             let fence = protection.fence_port(addr.port());
             ctx.effect(move || drop(fence))?;
+        } else {
+            tracing::warn!(
+                "webserver: no sandboxProtection registry in this tree, so confined commands \
+                 can connect to port {} (provide one on the root before mounting rows)",
+                addr.port()
+            );
         }
         let token = random_hex("webserver: cannot make the launch token")?;
         let login_codes = Arc::new(LoginCodes::new(LOGIN_CODE_TTL));

@@ -206,6 +206,15 @@ fn a_dsh_killed_at_any_moment_of_a_spawn_leaves_nothing_behind() {
         std::thread::sleep(Duration::from_millis(delay_ms));
         kill_hard(&mut dsh);
     }
+    // And once with the command surely running, so the loop above is no vacuous pass.
+    let mut dsh = sandbox
+        .command(&["tools", "call", "bash", &arguments])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the last command started", || alive(marker));
+    kill_hard(&mut dsh);
     wait_for("no command outlived its dsh", || !alive(marker));
 }
 

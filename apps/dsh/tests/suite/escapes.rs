@@ -14,21 +14,33 @@ const KEY: &str = "sk-never-readable-7f3a91";
 /// A credential-named variable of the caller's, also never readable.
 const TOKEN: (&str, &str) = ("GITHUB_TOKEN", "ghp-never-readable-52c0d4");
 
-/// Everything a command can read about its parent and ancestors through `/proc`: the
-/// environment block, the command line, memory, and every descriptor.
-const PROBE: &str = r#"for p in $PPID $(ps -o ppid= -p $PPID 2>/dev/null); do
-  tr '\0' '\n' < /proc/$p/environ 2>/dev/null
-  tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo
-  head -c 65536 /proc/$p/mem 2>/dev/null | strings
-  for f in /proc/$p/fd/*; do head -c 65536 "$f" 2>/dev/null | strings; done
+/// Everything a command can read of the harness and its other processes through `/proc`:
+/// for dsh, its parent and the orphan guard, the heap (where the key lives once dsh moved it
+/// off the start-up block), every descriptor (a read that would block gives up), and for
+/// each of their threads the start-up environment block, the command line and memory.
+const PROBE: &str = r#"targets="$PPID $(ps -o ppid= -p $PPID 2>/dev/null) $(pgrep -x bash -f -- '-c .*dsh-orphan-guard' 2>/dev/null)"
+for p in $targets; do
+  while read -r range perms offset dev inode name; do
+    case "$name" in \[heap\])
+      start=$((16#${range%-*})); end=$((16#${range#*-}))
+      dd if=/proc/$p/mem bs=4096 skip=$((start/4096)) count=$(((end-start)/4096)) 2>/dev/null | strings;;
+    esac
+  done < /proc/$p/maps 2>/dev/null
+  for t in /proc/$p /proc/$p/task/*; do
+    tr '\0' '\n' < $t/environ 2>/dev/null
+    tr '\0' ' ' < $t/cmdline 2>/dev/null; echo
+    head -c 4096 $t/mem 2>/dev/null | strings
+  done
+  for f in /proc/$p/fd/*; do timeout 0.2 head -c 65536 "$f" 2>/dev/null | strings; done
 done; echo probe-done"#;
 
 fn leaks(text: &str) -> bool {
     text.contains(KEY) || text.contains(TOKEN.1)
 }
 
-/// Runs the probe through `dsh tools call bash` as root, or as `nobody` when `as_nobody`.
-fn probe_through_tools(as_nobody: bool) -> Option<Run> {
+/// Runs the probe through `dsh tools call bash` as root, or as `nobody` when `as_nobody`,
+/// in `mode`.
+fn probe_through_tools(as_nobody: bool, mode: &str) -> Option<Run> {
     let sandbox = Sandbox::new();
     let arguments = serde_json::json!({"command": PROBE, "description": "probe"}).to_string();
     let args = ["tools", "call", "bash", arguments.as_str()];
@@ -41,13 +53,31 @@ fn probe_through_tools(as_nobody: bool) -> Option<Run> {
     command
         .env("DEEPSEEK_API_KEY", KEY)
         .env(TOKEN.0, TOKEN.1)
-        .env("DSH_PERMISSION_MODE", "workspace-write");
+        .env("DSH_PERMISSION_MODE", mode);
     Some(Run::from(command.output().unwrap()))
+}
+
+/// Says why an unprivileged variant did not run (the machine cannot switch users).
+#[expect(clippy::print_stderr, reason = "a skipped test says so in the test output")]
+fn skipped(what: &str) {
+    eprintln!("skipped: {what} needs root and setpriv to run as an unprivileged user");
+}
+
+#[test]
+fn the_probe_finds_the_key_when_nothing_confines_the_command() {
+    // The control: unconfined, as root, the probe does read dsh's heap, so the tests
+    // below would see a leak if there were one.
+    let run = probe_through_tools(false, "danger-full-access").unwrap();
+    assert!(run.stdout.contains("probe-done"), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(KEY),
+        "the probe missed the key in dsh's memory"
+    );
 }
 
 #[test]
 fn the_api_key_is_not_readable_from_the_harness_as_root() {
-    let run = probe_through_tools(false).unwrap();
+    let run = probe_through_tools(false, "workspace-write").unwrap();
     assert!(
         run.stdout.contains("probe-done"),
         "{}{}",
@@ -60,9 +90,15 @@ fn the_api_key_is_not_readable_from_the_harness_as_root() {
 
 #[test]
 fn the_api_key_is_not_readable_from_the_harness_unprivileged() {
-    let Some(run) = probe_through_tools(true) else {
+    let Some(run) = probe_through_tools(true, "workspace-write") else {
+        skipped("the_api_key_is_not_readable_from_the_harness_unprivileged");
         return;
     };
+    assert!(
+        !run.stderr.contains("cannot clear the credentials"),
+        "the start-up block was not scrubbed: {}",
+        run.stderr
+    );
     assert!(
         run.stdout.contains("probe-done"),
         "{}{}",
@@ -118,14 +154,19 @@ async fn a_turn_never_carries_the_key_as_root() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_never_carries_the_key_unprivileged() {
-    let _ = probe_in_a_turn(true).await;
+    if probe_in_a_turn(true).await.is_none() {
+        skipped("a_turn_never_carries_the_key_unprivileged");
+    }
 }
 
 /// `DSH_HOME` inside the workspace (dsh started in `~` with the default `~/.dsh`): the
 /// command tries to make every later run unconfined and to corrupt the live log.
-async fn home_inside_the_workspace(as_nobody: bool) -> Option<()> {
+/// `DSH_HOME` at `inside` (relative to the workspace): the command tries to make every later
+/// run unconfined, to corrupt the live log, and to put a directory of its own in the home's
+/// place by moving the directory above it.
+async fn home_inside_the_workspace(as_nobody: bool, inside: &str) -> Option<()> {
     let sandbox = Sandbox::new();
-    let home = sandbox.work().join(".dsh");
+    let home = sandbox.work().join(inside);
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(home.join("cordis.patch.yml"), "[]\n").unwrap();
     let unconfined = concat!(
@@ -137,8 +178,9 @@ async fn home_inside_the_workspace(as_nobody: bool) -> Option<()> {
          echo '{{\"type\":\"bogus\"}}' >> \"$DSH_SESSION_JSONL\"; echo corrupted=$?; \
          mkdir -p \"$DSH_HOME/profiles/headless\" && echo '- id: bash-sandbox' > \
          \"$DSH_HOME/profiles/headless/cordis.patch.yml\"; echo planted=$?; \
-         touch beside; echo beside=$?; mv \"$DSH_HOME\" moved-home; status=$?; \
-         echo moved=$status; exit $status"
+         touch beside; echo beside=$?; parent=$(dirname \"$DSH_HOME\"); \
+         mv \"$parent\" \"$parent-moved\"; echo parent_moved=$?; \
+         mv \"$DSH_HOME\" moved-home; status=$?; echo moved=$status; exit $status"
     );
     let fake = FakeDeepSeek::start().await.unwrap();
     fake.push(bash_call("call_1", &attack));
@@ -152,7 +194,6 @@ async fn home_inside_the_workspace(as_nobody: bool) -> Option<()> {
     };
     command
         .env("DSH_HOME", &home)
-        .env("HOME", sandbox.work())
         .env("DEEPSEEK_BASE_URL", fake.base_url())
         .env("DEEPSEEK_API_KEY", KEY)
         .env_remove("DSH_PERMISSION_MODE");
@@ -160,7 +201,13 @@ async fn home_inside_the_workspace(as_nobody: bool) -> Option<()> {
     assert_eq!(done.code, Some(0), "{}", done.stderr);
     let requests = fake.requests();
     let result = &tool_results(&requests[1].body)[0].1;
-    for refused in ["appended=1", "corrupted=1", "planted=1", "moved=1"] {
+    for refused in [
+        "appended=1",
+        "corrupted=1",
+        "planted=1",
+        "parent_moved=1",
+        "moved=1",
+    ] {
         assert!(result.contains(refused), "{refused}: {result}");
     }
     assert!(
@@ -175,7 +222,8 @@ async fn home_inside_the_workspace(as_nobody: bool) -> Option<()> {
         std::fs::read_to_string(home.join("cordis.patch.yml")).unwrap(),
         "[]\n"
     );
-    assert!(!sandbox.work().join("moved-home").exists());
+    // `mv` may copy what it cannot rename, but the home stays where and what it was.
+    assert!(std::fs::symlink_metadata(&home).unwrap().is_dir());
     let verify = sandbox
         .command(&["sessions", "verify"])
         .env("DSH_HOME", &home)
@@ -191,12 +239,21 @@ async fn home_inside_the_workspace(as_nobody: bool) -> Option<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dsh_home_inside_the_workspace_stays_read_only_as_root() {
-    home_inside_the_workspace(false).await.unwrap();
+    home_inside_the_workspace(false, ".dsh").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deeper_dsh_home_cannot_be_swapped_by_moving_its_parent() {
+    home_inside_the_workspace(false, "sub/deeper/.dsh")
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dsh_home_inside_the_workspace_stays_read_only_unprivileged() {
-    let _ = home_inside_the_workspace(true).await;
+    if home_inside_the_workspace(true, "sub/.dsh").await.is_none() {
+        skipped("dsh_home_inside_the_workspace_stays_read_only_unprivileged");
+    }
 }
 
 #[test]
@@ -299,4 +356,33 @@ async fn a_session_database_in_the_workspace_refuses_workspace_write_naming_it()
         "{result}"
     );
     assert!(!sandbox.work().join("beside.txt").exists());
+}
+
+#[test]
+fn a_workspace_that_is_the_home_directory_is_refused() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.work();
+    let arguments =
+        serde_json::json!({"command": "echo x >> .profile-probe", "description": "probe"})
+            .to_string();
+    let run = Run::from(
+        sandbox
+            .command(&["tools", "call", "bash", &arguments])
+            .env("HOME", &home)
+            .env("DSH_HOME", home.join(".dsh"))
+            .env_remove("DSH_PERMISSION_MODE")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "workspace-write refused: the workspace {} would make every file in your home \
+             directory (shell start-up files and SSH keys among them) writable",
+            home.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!home.join(".profile-probe").exists());
 }

@@ -63,7 +63,7 @@ fn fixture_path(fixture: &str, rest: &str) -> PathBuf {
     Path::new(FIXTURES).join(fixture).join(rest)
 }
 
-fn zstd_fixture_log() -> PathBuf {
+pub(super) fn zstd_fixture_log() -> PathBuf {
     fixture_path(
         ZSTD_FIXTURE,
         &format!("home/sessions/{PROJECT}/{ZSTD_ID}/session.jsonl.zstd"),

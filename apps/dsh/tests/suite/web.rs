@@ -94,6 +94,9 @@ impl Served {
     fn post(&self, path: &str, body: &serde_json::Value) -> (u16, String) {
         let body = body.to_string();
         let mut stream = TcpStream::connect(("127.0.0.1", self.port())).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
         write!(
             stream,
             "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-dsh-token: {}\r\n\
@@ -116,6 +119,10 @@ impl Served {
     /// `GET path` with these extra header lines; returns the status and body.
     fn get(&self, path: &str, headers: &str) -> (u16, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port())).unwrap();
+        // A hang is a failure, not a stuck test.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
         write!(
             stream,
             "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{headers}Connection: close\r\n\r\n",
@@ -349,4 +356,52 @@ async fn a_confined_command_reaches_neither_the_web_host_nor_its_token_as_root()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_confined_command_reaches_neither_the_web_host_nor_its_token_unprivileged() {
     let _ = probe_web_host(true).await;
+}
+
+/// The number of threads of process `pid`.
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_fifo_in_the_store_neither_hangs_the_session_list_nor_leaks_threads() {
+    use super::sessions::{PROJECT, ZSTD_ID, zstd_fixture_log};
+    let sandbox = Sandbox::new();
+    let healthy = sandbox.home().join(format!("sessions/{PROJECT}/{ZSTD_ID}"));
+    std::fs::create_dir_all(&healthy).unwrap();
+    std::fs::copy(zstd_fixture_log(), healthy.join("session.jsonl.zstd")).unwrap();
+    let planted = sandbox.home().join(format!(
+        "sessions/{PROJECT}/session-0f0f0f0f-fifo-0000-0000-000000000000"
+    ));
+    std::fs::create_dir_all(&planted).unwrap();
+    nix::unistd::mkfifo(
+        &planted.join("session.jsonl.zstd"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let served = Served::start(sandbox.command(&["web", "--no-open", "--port", "0"]));
+    let token = served.token().to_owned();
+    let (status, body) = served.get("/api/sessions", &format!("x-dsh-token: {token}\r\n"));
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(ZSTD_ID),
+        "the healthy session is listed: {body}"
+    );
+    assert!(!body.contains("fifo"), "{body}");
+    let before = threads_of(served.child.id());
+    for _ in 0..20 {
+        let started = Instant::now();
+        let (status, _) = served.get("/api/sessions", &format!("x-dsh-token: {token}\r\n"));
+        assert_eq!(status, 200);
+        assert!(started.elapsed() < Duration::from_secs(5), "the list hung");
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let after = threads_of(served.child.id());
+    assert!(after <= before + 2, "threads grew from {before} to {after}");
+    assert_eq!(served.stop().code, Some(0));
 }

@@ -292,3 +292,190 @@ async fn no_device_node_can_be_made_in_a_writable_root() {
         std::fs::remove_file(root.join("pipe")).unwrap();
     }
 }
+
+/// The launch thread a held confinement lives on, found among this process's threads.
+fn launch_threads() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let comm = std::fs::read_to_string(path.join("comm")).ok()?;
+            (comm.trim() == "dsh-confined")
+                .then(|| path.file_name()?.to_str().map(str::to_owned))?
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_launch_thread_a_command_shares_its_domain_with_is_out_of_its_reach() {
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    let protection = SandboxProtection::new();
+    let (_, fixture, _spill) = fenced(&standing, &protection).swap_remove(0);
+    // The first run builds the launch thread.
+    let warm = run_in(&fixture, "true", &root, &[]).await;
+    assert_eq!(warm.exit_code, Some(0));
+    let threads = launch_threads();
+    assert!(!threads.is_empty(), "no launch thread found");
+    let harness = std::process::id();
+    // A mapped address of ours (our heap), where a read of our memory would succeed.
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mapped = maps
+        .lines()
+        .find(|line| line.ends_with("[heap]"))
+        .or_else(|| maps.lines().next())
+        .and_then(|line| line.split('-').next())
+        .map(|start| u64::from_str_radix(start, 16).unwrap())
+        .unwrap();
+    for tid in threads {
+        let command = format!(
+            "kill -0 {tid} 2>/dev/null && echo signalled-thread; \
+             kill -0 {harness} 2>/dev/null && echo signalled-harness; \
+             kill -0 -1 2>/dev/null && echo signalled-everyone; \
+             dd if=/proc/{harness}/task/{tid}/mem bs=1 skip={mapped} count=1 status=none \
+             2>/dev/null | wc -c | grep -q 1 && echo read-memory; \
+             ls -l /proc/{harness}/task/{tid}/fd/ 2>/dev/null | grep -q -- '->' && echo saw-fds; \
+             grep CapEff /proc/self/status"
+        );
+        let result = run_in(&fixture, &command, &root, &[]).await;
+        for reached in [
+            "signalled-thread",
+            "signalled-harness",
+            "signalled-everyone",
+            "read-memory",
+            "saw-fds",
+        ] {
+            assert!(
+                !result.stdout.text.contains(reached),
+                "{reached}: {result:?}"
+            );
+        }
+        let effective = result
+            .stdout
+            .text
+            .lines()
+            .find_map(|line| line.strip_prefix("CapEff:"))
+            .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+            .unwrap();
+        for (cap, name) in dsh_bash_sandbox::DROPPED_CAPABILITIES {
+            assert_eq!(effective & (1 << cap), 0, "{name} kept: {result:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_fenced_port_is_closed_to_mptcp_and_tcp_fast_open_too() {
+    let (_workspace, root) = outside_dir();
+    let host = TcpListener::bind("127.0.0.1:0").unwrap();
+    host.set_nonblocking(true).unwrap();
+    let port = host.local_addr().unwrap().port();
+    let protection = SandboxProtection::new();
+    let _fence = protection.fence_port(port);
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    let probe = format!(
+        r#"python3 - <<'PY'
+import socket
+tries = {{
+    "mptcp": lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262).connect(("127.0.0.1", {port})),
+    "fastopen": lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", {port})),
+}}
+for name, attempt in tries.items():
+    try:
+        attempt()
+        print(name, "reached")
+    except OSError as error:
+        print(name, "refused", error.errno)
+PY"#
+    );
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        let result = run_in(&fixture, &probe, &root, &[]).await;
+        assert!(
+            result.stdout.text.contains("mptcp refused"),
+            "{strategy}: {result:?}"
+        );
+        assert!(
+            result.stdout.text.contains("fastopen refused"),
+            "{strategy}: {result:?}"
+        );
+        assert!(
+            !result.stdout.text.contains("reached"),
+            "{strategy}: {result:?}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(host.accept().is_err(), "nothing reached the fenced port");
+}
+
+#[tokio::test]
+async fn a_carve_out_cannot_be_replaced_by_moving_a_directory_above_it() {
+    let (_workspace, root) = outside_dir();
+    let home = root.join("sub/deeper/.dsh");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("cordis.patch.yml"), "[]\n").unwrap();
+    let mut standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    standing.protected_paths = vec![ProtectedPath::new(&home, "dsh's home ($DSH_HOME)")];
+    let protection = SandboxProtection::new();
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        let result = run_in(
+            &fixture,
+            "mv sub sub-old; echo sub=$?; mv sub/deeper sub/elsewhere; echo deeper=$?; \
+             mkdir -p sub/deeper/.dsh 2>/dev/null; echo planted > sub/deeper/.dsh/cordis.patch.yml; \
+             echo planted=$?",
+            &root,
+            &[],
+        )
+        .await;
+        for refused in ["sub=1", "deeper=1", "planted=1"] {
+            assert!(
+                result.stdout.text.contains(refused),
+                "{strategy}: {refused}: {result:?}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(home.join("cordis.patch.yml")).unwrap(),
+            "[]\n",
+            "{strategy}"
+        );
+        assert!(!root.join("sub-old").exists(), "{strategy}");
+    }
+}
+
+#[tokio::test]
+async fn a_workspace_replaced_by_a_link_is_refused() {
+    let (_outer, outer) = outside_dir();
+    let (_target, target) = outside_dir();
+    let workspace = outer.join("project");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let standing = policy(
+        SandboxMode::WorkspaceWrite,
+        &workspace,
+        NetworkPolicy::Allow,
+    );
+    let protection = SandboxProtection::new();
+    let (_, fixture, _spill) = fenced(&standing, &protection).swap_remove(0);
+    assert_eq!(
+        run_in(&fixture, "true", &outer, &[]).await.exit_code,
+        Some(0)
+    );
+    // What a command able to write the directory above the workspace could do.
+    std::fs::rename(&workspace, outer.join("project-old")).unwrap();
+    std::os::unix::fs::symlink(&target, &workspace).unwrap();
+    let error = run(
+        &fixture,
+        ShellExecRequest {
+            workdir: Some(outer.clone()),
+            ..ShellExecRequest::new(format!("touch {}/planted", target.display()))
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        error.to_string().contains(&format!(
+            "workspace-write refused: the workspace {} resolves to {} through a symbolic link",
+            workspace.display(),
+            target.display()
+        )),
+        "{error}"
+    );
+    assert!(!target.join("planted").exists());
+}

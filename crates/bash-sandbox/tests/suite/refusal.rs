@@ -312,7 +312,7 @@ async fn bwrap_is_the_fallback_when_landlock_is_unusable() {
     // A stand-in for bwrap: the probe (`… -- true`) passes; a run records its arguments,
     // reports the child on its info descriptor as bwrap does, and runs the command.
     let bwrap = fake_runner(&format!(
-        "args=\"$*\"; case \"$args\" in *'--die-with-parent -- true') exit 0;; esac; \
+        "args=\"$*\"; case \"$args\" in *'--new-session -- true') exit 0;; esac; \
          {FIND_STATUS_FD}; echo \"{{\\\"child-pid\\\": $$}}\" >&\"$status_fd\"; \
          case \"$args\" in *'--bind'*) echo \"${{args/--info-fd $status_fd/--info-fd N}}\" > bwrap-args;; esac; \
          {EXEC_AFTER_SEPARATOR}"
@@ -342,7 +342,7 @@ async fn bwrap_is_the_fallback_when_landlock_is_unusable() {
     assert_eq!(
         std::fs::read_to_string(root.join("bwrap-args")).unwrap(),
         format!(
-            "--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent \
+            "--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --new-session \
              --tmpfs /tmp --bind {root_text} {root_text} --info-fd N -- bash -c echo 'touch: /etc/x: Read-only file system' >&2; exit 1\n"
         )
     );
@@ -362,7 +362,7 @@ async fn bwrap_is_the_fallback_when_landlock_is_unusable() {
 
     // A bwrap that fails before starting the command is a launcher failure.
     let failing = fake_runner(
-        "args=\"$*\"; case \"$args\" in *'--die-with-parent -- true') exit 0;; esac; \
+        "args=\"$*\"; case \"$args\" in *'--new-session -- true') exit 0;; esac; \
          echo \"bwrap: Can't mount proc\" >&2; exit 1",
     );
     let fixture = executor_with(

@@ -97,7 +97,7 @@ pub struct SandboxExecutionPolicy {
 pub trait SandboxPolicyService: Send + Sync {
     /// The policy of a call: `approved` (an escalation) outranks the session's last
     /// `sandbox/mode`, which outranks the deployment default; the workspace root is the
-    /// session's `cwd` (resolved), else the configured root.
+    /// session's `cwd` as recorded (not resolved again), else the configured root.
     fn resolve(
         &self,
         session_id: Option<&str>,

@@ -51,7 +51,17 @@ fn workspace_plan(
     policy: &SandboxExecutionPolicy,
     home: Option<&Path>,
 ) -> Result<WritePlan, SandboxRefusal> {
-    let workspace = canonical_path(&policy.workspace_root);
+    let workspace = policy.workspace_root.clone();
+    if canonical_path(&workspace) != workspace {
+        return Err(SandboxRefusal(format!(
+            "workspace-write refused: the workspace {} resolves to {} through a symbolic \
+             link; writes are confined only to a workspace reached without links (one may \
+             have been put in its place), so start dsh in {} itself",
+            workspace.display(),
+            canonical_path(&workspace).display(),
+            canonical_path(&workspace).display()
+        )));
+    }
     if !workspace.is_dir() {
         return Err(SandboxRefusal(format!(
             "workspace-write refused: the workspace {} is not an existing directory",

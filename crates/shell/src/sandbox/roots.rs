@@ -17,7 +17,13 @@ pub(crate) fn broad_workspace(root: &Path, home: Option<&Path>) -> Option<&'stat
         return Some("every file on this machine");
     }
     let home = home.map(canonical_path)?;
-    (home != root && home.starts_with(root)).then_some("every home directory under it")
+    if home == root {
+        return Some(
+            "every file in your home directory (shell start-up files and SSH keys among them)",
+        );
+    }
+    home.starts_with(root)
+        .then_some("every home directory under it")
 }
 
 /// Why `candidate` (a resolved temp directory) cannot be a writable root next to the
@@ -55,10 +61,12 @@ pub(crate) fn temp_root_problem(
     None
 }
 
-/// The temp roots of a `workspace-write` call in `workspace`: `/tmp` (dsh's fixed one,
-/// kept unless it resolves to `/` or is no directory) and the OS temp directory
-/// (`$TMPDIR`), resolved, kept only when [`temp_root_problem`] finds nothing; a rejected one
-/// is logged once per value and left out.
+/// The temp roots of a `workspace-write` call in `workspace`: `/tmp` (dsh's fixed one, as
+/// it resolves, unless that is `/` or no directory) and the OS temp directory (`$TMPDIR`),
+/// which adds a root only when it lies outside `/tmp`, resolves to itself (no symbolic link
+/// on its way: a command able to write a directory above it could have put one there, in
+/// this run or an earlier one) and [`temp_root_problem`] finds nothing; a rejected one is
+/// logged once per value and left out.
 pub(crate) fn temp_roots(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let mut roots = Vec::new();
     let shared = canonical_path(Path::new(SHARED_TMP));
@@ -72,12 +80,22 @@ pub(crate) fn temp_roots(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> 
         );
     }
     let raw = std::env::temp_dir();
+    if roots.iter().any(|root| raw.starts_with(root)) || raw == Path::new(SHARED_TMP) {
+        return roots;
+    }
     let resolved = canonical_path(&raw);
-    if !roots.contains(&resolved) {
-        match temp_root_problem(&resolved, workspace, home) {
-            None => roots.push(resolved),
-            Some(problem) => warn_once("TMPDIR", &raw, &problem),
-        }
+    let problem = if resolved != raw && raw.is_absolute() {
+        Some(format!(
+            "it resolves to {} through a symbolic link",
+            resolved.display()
+        ))
+    } else {
+        temp_root_problem(&resolved, workspace, home)
+    };
+    match problem {
+        None if !roots.contains(&resolved) => roots.push(resolved),
+        None => {}
+        Some(problem) => warn_once("TMPDIR", &raw, &problem),
     }
     roots
 }
@@ -114,7 +132,7 @@ mod tests {
             broad_workspace(Path::new("/home"), Some(home)),
             Some("every home directory under it")
         );
-        assert_eq!(broad_workspace(home, Some(home)), None);
+        assert!(broad_workspace(home, Some(home)).is_some_and(|what| what.contains("SSH keys")));
         assert_eq!(broad_workspace(Path::new("/home/me/p"), Some(home)), None);
         assert_eq!(broad_workspace(Path::new("/srv"), None), None);
     }

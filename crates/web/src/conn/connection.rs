@@ -21,8 +21,13 @@ enum Phase {
     Head { since: Instant },
     /// No request in flight and nothing received since the last response ended.
     Idle { since: Instant },
-    /// `requests` in flight: no deadline.
-    Busy { requests: usize },
+    /// `requests` in flight; `unanswered` since when the newest one has waited for its
+    /// answer (its body, its handler), `None` once it was answered (a streamed answer may
+    /// then last as long as it likes).
+    Busy {
+        requests: usize,
+        unanswered: Option<Instant>,
+    },
 }
 
 /// Why a connection's deadline closes it.
@@ -32,6 +37,8 @@ pub(crate) enum Expiry {
     HeaderRead,
     /// Nothing was asked for in time after the last response.
     Idle,
+    /// A request was not answered in time (a body that never arrives).
+    Request,
 }
 
 /// A connection's shared state: the stream reading it, the requests it carries, and the
@@ -68,23 +75,42 @@ impl Connection {
 
     /// A request head was read: the connection is busy until the returned guard drops.
     pub(crate) fn start_request(self: &Arc<Self>) -> InFlight {
-        let mut phase = self.phase();
-        *phase = match *phase {
-            Phase::Busy { requests } => Phase::Busy {
-                requests: requests.saturating_add(1),
-            },
-            Phase::Head { .. } | Phase::Idle { .. } => Phase::Busy { requests: 1 },
-        };
+        {
+            let mut phase = self.phase();
+            let now = Some(Instant::now());
+            *phase = match *phase {
+                Phase::Busy { requests, .. } => Phase::Busy {
+                    requests: requests.saturating_add(1),
+                    unanswered: now,
+                },
+                Phase::Head { .. } | Phase::Idle { .. } => Phase::Busy {
+                    requests: 1,
+                    unanswered: now,
+                },
+            };
+        }
+        // The reader may be parked on a read with no deadline: let it arm the request's.
+        self.reader.wake();
         InFlight(Arc::clone(self))
+    }
+
+    fn answered(&self) {
+        if let Phase::Busy { unanswered, .. } = &mut *self.phase() {
+            *unanswered = None;
+        }
     }
 
     fn finish_request(&self, now: Instant) {
         let idle = {
             let mut phase = self.phase();
             match *phase {
-                Phase::Busy { requests } if requests > 1 => {
+                Phase::Busy {
+                    requests,
+                    unanswered,
+                } if requests > 1 => {
                     *phase = Phase::Busy {
                         requests: requests - 1,
+                        unanswered,
                     };
                     false
                 }
@@ -100,11 +126,16 @@ impl Connection {
         }
     }
 
-    /// When the connection must be closed and why; `None` while a request is in flight.
+    /// When the connection must be closed and why; `None` while its requests are answered
+    /// and their answers are still being sent.
     pub(crate) fn deadline(&self, limits: &ConnectionLimits) -> Option<(Instant, Expiry)> {
         match *self.phase() {
             Phase::Head { since } => Some((since + limits.header_read, Expiry::HeaderRead)),
             Phase::Idle { since } => Some((since + limits.idle, Expiry::Idle)),
+            Phase::Busy {
+                unanswered: Some(since),
+                ..
+            } => Some((since + limits.request, Expiry::Request)),
             Phase::Busy { .. } => None,
         }
     }
@@ -143,6 +174,13 @@ impl Connection {
 #[derive(Debug)]
 pub(crate) struct InFlight(Arc<Connection>);
 
+impl InFlight {
+    /// The request was answered: its body was read and its handler is done.
+    pub(crate) fn answered(&self) {
+        self.0.answered();
+    }
+}
+
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.finish_request(Instant::now());
@@ -168,6 +206,7 @@ mod tests {
     const LIMITS: ConnectionLimits = ConnectionLimits {
         header_read: Duration::from_secs(10),
         idle: Duration::from_secs(60),
+        request: Duration::from_secs(30),
         max_connections: 4,
     };
 
@@ -186,7 +225,12 @@ mod tests {
 
         let first = connection.start_request();
         let second = connection.start_request();
-        assert_eq!(connection.deadline(&LIMITS), None, "busy: no deadline");
+        assert!(
+            matches!(connection.deadline(&LIMITS), Some((_, Expiry::Request))),
+            "an unanswered request must be answered in time"
+        );
+        second.answered();
+        assert_eq!(connection.deadline(&LIMITS), None, "answered: no deadline");
         assert_eq!(connection.waiting_since(), None);
         drop(first);
         assert_eq!(

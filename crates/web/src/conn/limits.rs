@@ -7,6 +7,8 @@ use std::time::Duration;
 pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 /// Default time a connection with no request in flight stays open (60 s).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// Default time from a request head to its answer (30 s): the body must arrive by then.
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
 /// Default cap on open connections (256: well below the usual 1,024 descriptors, and far
 /// above what a browser opens to one server, six per host for each of its profiles).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
@@ -20,6 +22,8 @@ pub(crate) struct ConnectionLimits {
     pub(crate) header_read: Duration,
     /// From the end of a response to the first byte of the next request.
     pub(crate) idle: Duration,
+    /// From the end of a request head to its answer (its body read, its handler done).
+    pub(crate) request: Duration,
     /// Open connections at most.
     pub(crate) max_connections: usize,
 }
@@ -30,6 +34,7 @@ impl ConnectionLimits {
     pub(crate) fn from_config(
         header_read_ms: Option<u64>,
         idle_ms: Option<u64>,
+        request_ms: Option<u64>,
         max_connections: Option<usize>,
     ) -> Result<Self, String> {
         let timeout = |key: &str, value: Option<u64>, default: u64| match value {
@@ -57,6 +62,7 @@ impl ConnectionLimits {
                 DEFAULT_HEADER_READ_TIMEOUT_MS,
             )?,
             idle: timeout("idleTimeoutMs", idle_ms, DEFAULT_IDLE_TIMEOUT_MS)?,
+            request: timeout("requestTimeoutMs", request_ms, DEFAULT_REQUEST_TIMEOUT_MS)?,
             max_connections,
         })
     }
@@ -69,15 +75,16 @@ mod tests {
     #[test]
     fn defaults_apply_and_out_of_range_values_are_named() {
         assert_eq!(
-            ConnectionLimits::from_config(None, None, None),
+            ConnectionLimits::from_config(None, None, None, None),
             Ok(ConnectionLimits {
                 header_read: Duration::from_secs(10),
                 idle: Duration::from_secs(60),
+                request: Duration::from_secs(30),
                 max_connections: 256,
             })
         );
         assert_eq!(
-            ConnectionLimits::from_config(Some(0), None, None),
+            ConnectionLimits::from_config(Some(0), None, None, None),
             Err(
                 "webserver: headerReadTimeoutMs must be between 1 and 86400000 milliseconds \
                  (got 0)"
@@ -85,11 +92,15 @@ mod tests {
             )
         );
         assert!(
-            ConnectionLimits::from_config(None, Some(u64::MAX), None)
+            ConnectionLimits::from_config(None, Some(u64::MAX), None, None)
                 .is_err_and(|error| error.contains("idleTimeoutMs"))
         );
         assert!(
-            ConnectionLimits::from_config(None, None, Some(0))
+            ConnectionLimits::from_config(None, None, Some(0), None)
+                .is_err_and(|error| error.contains("requestTimeoutMs"))
+        );
+        assert!(
+            ConnectionLimits::from_config(None, None, None, Some(0))
                 .is_err_and(|error| error.starts_with("webserver: maxConnections must be"))
         );
     }

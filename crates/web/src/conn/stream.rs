@@ -73,6 +73,7 @@ impl GuardedStream {
                 match expiry {
                     Expiry::HeaderRead => "no complete request head within headerReadTimeoutMs",
                     Expiry::Idle => "no request within idleTimeoutMs",
+                    Expiry::Request => "no complete request within requestTimeoutMs",
                 },
             ))),
             Poll::Pending => Poll::Pending,

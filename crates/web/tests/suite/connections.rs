@@ -262,7 +262,7 @@ async fn health_answers_through_a_thousand_idle_and_a_thousand_slowloris_connect
     .unwrap();
     assert_eq!(health.status(), reqwest::StatusCode::OK);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(4),
         "health took {:?}",
         started.elapsed()
     );
@@ -295,5 +295,52 @@ async fn health_answers_through_a_thousand_idle_and_a_thousand_slowloris_connect
         .await
         .unwrap();
     assert_eq!(again.status(), reqwest::StatusCode::OK);
+    s.kernel.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_never_arrives_frees_its_connection_by_the_request_deadline() {
+    let s = streaming(json!({"port": 0, "requestTimeoutMs": 300, "maxConnections": 8})).await;
+    // The one route anyone may call without the token, with a body that stops at `{`.
+    let stalled_head = format!(
+        "POST /api/login HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Content-Length: 100\r\n\r\n{{",
+        s.addr()
+    );
+    let mut stalled = Vec::new();
+    for _ in 0..20 {
+        let mut socket = connect(s.addr()).await;
+        let _ = socket.write_all(stalled_head.as_bytes()).await;
+        stalled.push(socket);
+    }
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let health = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let answer = client
+                .get(format!("{}/api/health", s.server.url()))
+                .header("x-dsh-token", s.server.token())
+                .send()
+                .await;
+            if let Ok(answer) = answer {
+                return answer;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("health never answered while bodies stalled");
+    assert_eq!(health.status(), reqwest::StatusCode::OK);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    for (n, socket) in stalled.iter_mut().enumerate() {
+        assert!(
+            closes_within(socket, Duration::from_secs(3)).await,
+            "stalled body #{n} stays open"
+        );
+    }
     s.kernel.shutdown().await;
 }
