@@ -136,18 +136,32 @@ fn encode(compression: Compression, plain: &[u8], path: &Path) -> Result<Vec<u8>
     }
 }
 
-/// The stored log of `header`: in the configured encoding, or else in the other one (a
-/// session written before `compression` was changed keeps its encoding).
-fn existing_log(options: &JsonlOptions, header: &SessionHeader) -> Result<FoundLog, BackendError> {
-    let mut configured = None;
-    for compression in [options.compression, options.compression.opposite()] {
-        let path = log_path(
+/// Where the log of `header` is in the configured encoding, then in the other one.
+fn candidate_logs(
+    options: &JsonlOptions,
+    header: &SessionHeader,
+) -> Result<[(Compression, PathBuf); 2], BackendError> {
+    let at = |compression| {
+        log_path(
             &options.root,
             header.cwd.as_deref(),
             &header.id,
             compression,
         )
-        .map_err(layout_error)?;
+        .map(|path| (compression, path))
+        .map_err(layout_error)
+    };
+    Ok([
+        at(options.compression)?,
+        at(options.compression.opposite())?,
+    ])
+}
+
+/// The stored log of `header`: in the configured encoding, or else in the other one (a
+/// session written before `compression` was changed keeps its encoding).
+fn existing_log(options: &JsonlOptions, header: &SessionHeader) -> Result<FoundLog, BackendError> {
+    let mut configured = None;
+    for (compression, path) in candidate_logs(options, header)? {
         match kind_at(&path)? {
             Some(kind) if kind.is_file() => return Ok(FoundLog { path, compression }),
             Some(kind) => return Err(not_a_regular_file(&path, kind)),
@@ -169,14 +183,7 @@ fn append_stored(
     header: &SessionHeader,
     plain: &[u8],
 ) -> Result<(), BackendError> {
-    for compression in [options.compression, options.compression.opposite()] {
-        let path = log_path(
-            &options.root,
-            header.cwd.as_deref(),
-            &header.id,
-            compression,
-        )
-        .map_err(layout_error)?;
+    for (compression, path) in candidate_logs(options, header)? {
         if let Some(target) = open_for_append(&path)? {
             let batch = encode(compression, plain, &path)?;
             return append_durable(target, &path, &batch);

@@ -150,6 +150,12 @@ fn alive(marker: &str) -> bool {
         .is_ok_and(|status| status.success())
 }
 
+/// A `sleep` duration of `whole` seconds no other test process uses, so a leftover of an
+/// earlier run can never satisfy (or spoil) this run's `alive` checks.
+fn unique_seconds(whole: u32) -> String {
+    format!("{whole}.{}", std::process::id())
+}
+
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
@@ -159,6 +165,17 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(25));
     }
+}
+
+/// `dsh tools call bash` of `command`, running, its output discarded.
+fn spawn_call(sandbox: &Sandbox, command: &str) -> Child {
+    let arguments = json!({"command": command, "description": "long"}).to_string();
+    sandbox
+        .command(&["tools", "call", "bash", &arguments])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 fn kill_hard(child: &mut Child) {
@@ -173,56 +190,44 @@ fn kill_hard(child: &mut Child) {
 #[test]
 fn a_running_command_and_its_children_die_with_a_killed_dsh() {
     let sandbox = Sandbox::new();
-    let (outer, inner) = ("sleep 3131.25", "sleep 4141.25");
+    let (outer, inner) = (unique_seconds(3131), unique_seconds(4141));
     // Spelled so that only the sleeps themselves match: not dsh's own command line (it holds
     // the arguments) nor bash's.
-    let command = "s=sleep; $s 3131.25 & $s 4141.25; wait";
-    let arguments = json!({"command": command, "description": "long"}).to_string();
-    let mut dsh = sandbox
-        .command(&["tools", "call", "bash", &arguments])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("both sleeps started", || alive(outer) && alive(inner));
+    let command = format!("s=sleep; $s {outer} & $s {inner}; wait");
+    let (outer, inner) = (format!("sleep {outer}"), format!("sleep {inner}"));
+    let mut dsh = spawn_call(&sandbox, &command);
+    wait_for("both sleeps started", || alive(&outer) && alive(&inner));
     kill_hard(&mut dsh);
     wait_for("both sleeps died with dsh", || {
-        !alive(outer) && !alive(inner)
+        !alive(&outer) && !alive(&inner)
     });
 }
 
 #[test]
 fn a_dsh_killed_at_any_moment_of_a_spawn_leaves_nothing_behind() {
     let sandbox = Sandbox::new();
-    let marker = "sleep 7171.25";
-    let arguments = json!({"command": "s=sleep; $s 7171.25", "description": "long"}).to_string();
+    let seconds = unique_seconds(7171);
+    let (marker, command) = (format!("sleep {seconds}"), format!("s=sleep; $s {seconds}"));
     for delay_ms in (0..40).step_by(2) {
-        let mut dsh = sandbox
-            .command(&["tools", "call", "bash", &arguments])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut dsh = spawn_call(&sandbox, &command);
         std::thread::sleep(Duration::from_millis(delay_ms));
         kill_hard(&mut dsh);
     }
     // And once with the command surely running, so the loop above is no vacuous pass.
-    let mut dsh = sandbox
-        .command(&["tools", "call", "bash", &arguments])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the last command started", || alive(marker));
+    let mut dsh = spawn_call(&sandbox, &command);
+    wait_for("the last command started", || alive(&marker));
     kill_hard(&mut dsh);
-    wait_for("no command outlived its dsh", || !alive(marker));
+    wait_for("no command outlived its dsh", || !alive(&marker));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_job_dies_with_a_killed_dsh_too() {
     let sandbox = Sandbox::new();
     let fake = FakeDeepSeek::start().await.unwrap();
-    let (job, foreground) = ("sleep 5151.25", "sleep 6161.25");
+    let (job, foreground) = (
+        format!("sleep {}", unique_seconds(5151)),
+        format!("sleep {}", unique_seconds(6161)),
+    );
     let arguments = json!({
         "command": job,
         "description": "a server",
@@ -238,7 +243,7 @@ async fn a_background_job_dies_with_a_killed_dsh_too() {
             Some(dsh_test_support::sse::usage(100, 10, None, None)),
         ),
     ));
-    fake.push(bash_call("call_wait", foreground));
+    fake.push(bash_call("call_wait", &foreground));
     fake.push(answer("Done."));
     let mut dsh = super::headless::against(&sandbox, &fake, &["--profile", "headless", "serve"])
         .stdout(Stdio::null())
@@ -247,10 +252,10 @@ async fn a_background_job_dies_with_a_killed_dsh_too() {
         .unwrap();
     let started = tokio::task::spawn_blocking(move || {
         wait_for("the job and the foreground command started", || {
-            alive(job) && alive(foreground)
+            alive(&job) && alive(&foreground)
         });
         kill_hard(&mut dsh);
-        wait_for("both died with dsh", || !alive(job) && !alive(foreground));
+        wait_for("both died with dsh", || !alive(&job) && !alive(&foreground));
     });
     started.await.unwrap();
 }

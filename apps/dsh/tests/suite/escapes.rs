@@ -58,7 +58,10 @@ fn probe_through_tools(as_nobody: bool, mode: &str) -> Option<Run> {
 }
 
 /// Says why an unprivileged variant did not run (the machine cannot switch users).
-#[expect(clippy::print_stderr, reason = "a skipped test says so in the test output")]
+#[expect(
+    clippy::print_stderr,
+    reason = "a skipped test says so in the test output"
+)]
 fn skipped(what: &str) {
     eprintln!("skipped: {what} needs root and setpriv to run as an unprivileged user");
 }
@@ -278,6 +281,30 @@ fn a_patch_layer_in_the_workspace_stays_read_only() {
     assert_eq!(std::fs::read_to_string(&patch).unwrap(), "[]\n");
 }
 
+/// One headless turn with `patch` whose model runs `command` once: what the model got back.
+async fn tool_result_of_one_call(
+    sandbox: &Sandbox,
+    patch: &std::path::Path,
+    command: &str,
+) -> String {
+    let fake = FakeDeepSeek::start().await.unwrap();
+    fake.push(bash_call("call_1", command));
+    fake.push(answer("Tried."));
+    let mut dsh = sandbox.command(&[
+        "--profile",
+        "headless",
+        "--patch",
+        patch.to_str().unwrap(),
+        "try",
+    ]);
+    dsh.env("DEEPSEEK_BASE_URL", fake.base_url())
+        .env("DEEPSEEK_API_KEY", KEY)
+        .env_remove("DSH_PERMISSION_MODE");
+    let done = run(dsh).await;
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    tool_results(&fake.requests()[1].body)[0].1.clone()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_store_inside_the_workspace_stays_read_only() {
     let sandbox = Sandbox::new();
@@ -289,27 +316,13 @@ async fn a_session_store_inside_the_workspace_stays_read_only() {
             store.display()
         ),
     );
-    let fake = FakeDeepSeek::start().await.unwrap();
-    fake.push(bash_call(
-        "call_1",
+    let result = tool_result_of_one_call(
+        &sandbox,
+        &patch,
         "ls store >/dev/null && touch store/planted; echo planted=$?; \
          for f in $(find store -type f); do echo x >> \"$f\"; done; echo appended=$?",
-    ));
-    fake.push(answer("Tried."));
-    let mut command = sandbox.command(&[
-        "--profile",
-        "headless",
-        "--patch",
-        patch.to_str().unwrap(),
-        "try",
-    ]);
-    command
-        .env("DEEPSEEK_BASE_URL", fake.base_url())
-        .env("DEEPSEEK_API_KEY", KEY)
-        .env_remove("DSH_PERMISSION_MODE");
-    let done = run(command).await;
-    assert_eq!(done.code, Some(0), "{}", done.stderr);
-    let result = &tool_results(&fake.requests()[1].body)[0].1;
+    )
+    .await;
     assert!(result.contains("planted=1"), "{result}");
     assert!(result.contains("appended=1"), "{result}");
     assert!(!store.join("planted").exists());
@@ -328,23 +341,7 @@ async fn a_session_database_in_the_workspace_refuses_workspace_write_naming_it()
             database.display()
         ),
     );
-    let fake = FakeDeepSeek::start().await.unwrap();
-    fake.push(bash_call("call_1", "echo ran > beside.txt"));
-    fake.push(answer("Refused."));
-    let mut command = sandbox.command(&[
-        "--profile",
-        "headless",
-        "--patch",
-        patch.to_str().unwrap(),
-        "try",
-    ]);
-    command
-        .env("DEEPSEEK_BASE_URL", fake.base_url())
-        .env("DEEPSEEK_API_KEY", KEY)
-        .env_remove("DSH_PERMISSION_MODE");
-    let done = run(command).await;
-    assert_eq!(done.code, Some(0), "{}", done.stderr);
-    let result = &tool_results(&fake.requests()[1].body)[0].1;
+    let result = tool_result_of_one_call(&sandbox, &patch, "echo ran > beside.txt").await;
     assert!(
         result.contains(&format!(
             "workspace-write refused: the workspace {} is itself the directory of the session \

@@ -90,22 +90,14 @@ impl Served {
         self.url.split("#token=").nth(1).unwrap()
     }
 
-    /// `POST path` with the token and a JSON body; returns the status and body.
-    fn post(&self, path: &str, body: &serde_json::Value) -> (u16, String) {
-        let body = body.to_string();
+    /// Sends `request` (a whole HTTP/1.1 request closing its connection) and returns the
+    /// status and body; a server that does not answer within 20 s fails the test.
+    fn exchange(&self, request: &str) -> (u16, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port())).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
-        write!(
-            stream,
-            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-dsh-token: {}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.port(),
-            self.token(),
-            body.len()
-        )
-        .unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let status = response[9..12].parse().unwrap();
@@ -116,27 +108,24 @@ impl Served {
         (status, body)
     }
 
+    /// `POST path` with the token and a JSON body; returns the status and body.
+    fn post(&self, path: &str, body: &serde_json::Value) -> (u16, String) {
+        let body = body.to_string();
+        self.exchange(&format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-dsh-token: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.port(),
+            self.token(),
+            body.len()
+        ))
+    }
+
     /// `GET path` with these extra header lines; returns the status and body.
     fn get(&self, path: &str, headers: &str) -> (u16, String) {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port())).unwrap();
-        // A hang is a failure, not a stuck test.
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        write!(
-            stream,
+        self.exchange(&format!(
             "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{headers}Connection: close\r\n\r\n",
             self.port()
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response[9..12].parse().unwrap();
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, body)| body.to_owned())
-            .unwrap_or_default();
-        (status, body)
+        ))
     }
 
     fn next_line(&self) -> String {

@@ -226,14 +226,25 @@ async fn inherited_descriptors_never_reach_a_command() {
     drop(leaked);
 }
 
-#[tokio::test]
-async fn read_only_commands_cannot_connect_to_a_fenced_port_either() {
-    let (_workspace, root) = outside_dir();
+/// A listener that is never accepted from, and a registry fencing its port.
+fn fenced_host() -> (
+    TcpListener,
+    u16,
+    Arc<SandboxProtection>,
+    dsh_shell::Protection,
+) {
     let host = TcpListener::bind("127.0.0.1:0").unwrap();
     host.set_nonblocking(true).unwrap();
     let port = host.local_addr().unwrap().port();
     let protection = SandboxProtection::new();
-    let _fence = protection.fence_port(port);
+    let fence = protection.fence_port(port);
+    (host, port, protection, fence)
+}
+
+#[tokio::test]
+async fn read_only_commands_cannot_connect_to_a_fenced_port_either() {
+    let (_workspace, root) = outside_dir();
+    let (host, port, protection, _fence) = fenced_host();
     let standing = policy(SandboxMode::ReadOnly, &root, NetworkPolicy::Allow);
     for (strategy, fixture, _spill) in fenced(&standing, &protection) {
         let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
@@ -366,11 +377,7 @@ async fn the_launch_thread_a_command_shares_its_domain_with_is_out_of_its_reach(
 #[tokio::test]
 async fn a_fenced_port_is_closed_to_mptcp_and_tcp_fast_open_too() {
     let (_workspace, root) = outside_dir();
-    let host = TcpListener::bind("127.0.0.1:0").unwrap();
-    host.set_nonblocking(true).unwrap();
-    let port = host.local_addr().unwrap().port();
-    let protection = SandboxProtection::new();
-    let _fence = protection.fence_port(port);
+    let (host, port, protection, _fence) = fenced_host();
     let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
     let probe = format!(
         r#"python3 - <<'PY'
