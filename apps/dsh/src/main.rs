@@ -112,6 +112,8 @@ fn main() -> ExitCode {
             run::run(&profile, &patches, args)
         }
     };
+    // Every run that may start commands made a spill directory; one nothing spilled into goes.
+    dsh_shell::remove_spill_dir_if_empty();
     match outcome {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {

@@ -2,7 +2,6 @@
 //! wraps a command in (dsh's `sandbox-local` provider, with Landlock tried first).
 
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -10,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use dsh_shell::{
     NetworkPolicy, STATUS_FD_PLACEHOLDER, SandboxExecutionPolicy, SandboxMode, ShellError,
-    WritePlan, bash_argv,
+    WritePlan, bash_argv, root_owned_and_locked,
 };
 
 use crate::carve::pinned_ancestors;
@@ -110,26 +109,13 @@ impl SandboxOptions {
     }
 }
 
-/// The first of [`BWRAP_PATHS`] that a user cannot have planted: a regular file owned by
-/// root that neither group nor others may write, in directories owned by root that neither
-/// group nor others may write (symbolic links resolved first).
+/// The first of [`BWRAP_PATHS`] that a user cannot have planted (symbolic links resolved
+/// first; see [`root_owned_and_locked`]).
 pub fn trusted_bwrap() -> Option<PathBuf> {
     BWRAP_PATHS
         .iter()
         .filter_map(|candidate| std::fs::canonicalize(candidate).ok())
         .find(|path| root_owned_and_locked(path))
-}
-
-/// Whether `path` and every directory above it are owned by root and not writable by group
-/// or others (and `path` is a regular file).
-pub fn root_owned_and_locked(path: &Path) -> bool {
-    let locked = |path: &Path| {
-        std::fs::metadata(path)
-            .is_ok_and(|meta| meta.uid() == 0 && meta.permissions().mode() & 0o022 == 0)
-    };
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file())
-        && locked(path)
-        && path.ancestors().skip(1).all(locked)
 }
 
 /// How completely a backend enforces the mode.
@@ -321,6 +307,7 @@ pub fn landlock_confinement(
         scope_signals: support.scopes_signals(),
         confine_files: true,
         drop_powers: true,
+        guard_harness: true,
     }
 }
 
@@ -591,6 +578,7 @@ mod tests {
 
     #[test]
     fn bwrap_is_trusted_only_from_root_owned_locked_paths() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let fake = dir.path().join("bwrap");
         std::fs::write(&fake, "#!/bin/sh\nexec \"$@\"\n").unwrap();

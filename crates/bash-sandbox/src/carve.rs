@@ -7,15 +7,30 @@
 //! own where a protected `sub/home` was. So each directory between a writable root and a
 //! carve-out is bind-mounted onto itself too (staying writable), which pins it in place.
 //!
+//! Read-only is a property of a mount, not of a file, while Landlock grants inodes: where
+//! the host has another mount of the same filesystem showing a carve-out under another path
+//! (`/tmp` also bound at `/var/tmp/alt`, a project bound at `/workspace`), a command could
+//! write the carve-out through that path. So each carve-out is made read-only at every path
+//! where the namespace's mount table ([`crate::mountinfo`]) shows it: its [`aliases`] (a
+//! mount whose root holds it), and the mount points of its [`parts_elsewhere`] (a mount
+//! whose root lies inside it). Each is bound only where `stat` finds the same file there (a
+//! path hidden under another mount, or resolving elsewhere, is left alone); one that cannot
+//! be bound is an error. Those paths need no pinning: the kernel refuses to rename or remove
+//! a directory that is a mount point in the namespace through any path to it.
+//!
 //! The namespace is entered before Landlock restricts the caller; once Landlock handles
 //! file accesses it refuses every mount operation, so a confined command cannot undo a
 //! carve-out (nor can it in a nested namespace, where inherited mounts are locked).
 
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::statvfs::{FsFlags, statvfs};
+
+use crate::mountinfo::{self, MountEntry};
 
 /// How a carve-out gets its mount namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +43,9 @@ pub enum NamespaceMode {
 }
 
 /// Enters a private mount namespace (with a user namespace for [`NamespaceMode::WithUser`])
-/// where each of `paths` is read-only and each directory between it and the writable root
-/// holding it (one of `roots`) is pinned. Does nothing for no paths.
+/// where each of `paths` is read-only, at its own path and at every other path the mount
+/// table shows it under, and each directory between it and the writable root holding it
+/// (one of `roots`) is pinned. Does nothing for no paths.
 pub fn keep_read_only(
     paths: &[PathBuf],
     roots: &[PathBuf],
@@ -63,10 +79,111 @@ pub fn keep_read_only(
         )
         .map_err(|error| format!("cannot pin {} in place: {error}", directory.display()))?;
     }
+    // The table as the host made it (with the pins, which add no other path to anything).
+    let table = mountinfo::read()?;
     for path in paths {
         bind_read_only(path)?;
+        keep_other_paths_read_only(path, &table)?;
     }
     Ok(())
+}
+
+/// Binds read-only each other path at which `table` shows `path` or a part of it, where that
+/// path is the same file; fails on the first one that cannot be bound.
+fn keep_other_paths_read_only(path: &Path, table: &[MountEntry]) -> Result<(), String> {
+    let carved = std::fs::metadata(path)
+        .map_err(|error| format!("cannot keep {} read-only: {error}", path.display()))?;
+    let others = aliases(path, table)
+        .into_iter()
+        .filter(|alias| is_same_file(&carved, alias))
+        .chain(
+            parts_elsewhere(path, table)
+                .into_iter()
+                .filter(|(point, part)| {
+                    std::fs::metadata(part).is_ok_and(|part| is_same_file(&part, point))
+                })
+                .map(|(point, _)| point),
+        );
+    for other in others {
+        bind_read_only(&other).map_err(|error| {
+            format!(
+                "{} is also reachable at {}, which cannot be kept read-only: {error}",
+                path.display(),
+                other.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether `other` exists and is the file `known` describes (same device, same inode).
+fn is_same_file(known: &Metadata, other: &Path) -> bool {
+    std::fs::metadata(other)
+        .is_ok_and(|other| other.dev() == known.dev() && other.ino() == known.ino())
+}
+
+/// The other paths at which `entries` show `path`: for each mount of the filesystem holding
+/// `path` whose root is `path`'s location in that filesystem or an ancestor of it, the
+/// mount point joined with the rest of the location. Without `path` itself or duplicates;
+/// a path listed may be hidden under another mount (the caller checks what it finds there).
+pub(crate) fn aliases(path: &Path, entries: &[MountEntry]) -> Vec<PathBuf> {
+    let Some((holder, location)) = location(path, entries) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    for entry in entries.iter().filter(|entry| entry.device == holder.device) {
+        let Ok(rest) = location.strip_prefix(&entry.root) else {
+            continue;
+        };
+        let alias = joined(&entry.mount_point, rest);
+        if alias != path && !found.contains(&alias) {
+            found.push(alias);
+        }
+    }
+    found
+}
+
+/// The mounts elsewhere that show a part of `path`: for each mount of the filesystem holding
+/// `path` whose root lies strictly inside `path`'s location and whose mount point is not
+/// beneath `path` (those go read-only with `path`), its mount point and the path beneath
+/// `path` it shows. Without duplicates.
+pub(crate) fn parts_elsewhere(path: &Path, entries: &[MountEntry]) -> Vec<(PathBuf, PathBuf)> {
+    let Some((holder, location)) = location(path, entries) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for entry in entries.iter().filter(|entry| entry.device == holder.device) {
+        let Ok(inner) = entry.root.strip_prefix(&location) else {
+            continue;
+        };
+        let point = &entry.mount_point;
+        let fresh = !found.iter().any(|(kept, _)| kept == point);
+        if !inner.as_os_str().is_empty() && !point.starts_with(path) && fresh {
+            found.push((point.clone(), path.join(inner)));
+        }
+    }
+    found
+}
+
+/// The mount holding `path` (the one with the longest mount point above or at it; of
+/// several at that point, the last listed, which is on top) and `path`'s location in its
+/// filesystem.
+fn location<'a>(path: &Path, entries: &'a [MountEntry]) -> Option<(&'a MountEntry, PathBuf)> {
+    let holder = entries
+        .iter()
+        .filter(|entry| path.starts_with(&entry.mount_point))
+        .max_by_key(|entry| entry.mount_point.components().count())?;
+    let rest = path.strip_prefix(&holder.mount_point).ok()?;
+    Some((holder, joined(&holder.root, rest)))
+}
+
+/// `base` joined with `rest`, without the trailing separator `join` adds for an empty `rest`.
+fn joined(base: &Path, rest: &Path) -> PathBuf {
+    if rest.as_os_str().is_empty() {
+        base.to_path_buf()
+    } else {
+        base.join(rest)
+    }
 }
 
 /// The directories strictly inside a writable root and strictly above a carve-out, outermost
@@ -117,6 +234,7 @@ fn enter_user_namespace() -> Result<(), String> {
     Ok(())
 }
 
+/// Binds `path` onto itself, with the mounts beneath it, and remounts each of them read-only.
 fn bind_read_only(path: &Path) -> Result<(), String> {
     let failed = |what: &str, error: nix::Error| {
         format!("cannot keep {} read-only ({what}): {error}", path.display())
@@ -129,7 +247,9 @@ fn bind_read_only(path: &Path) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|error| failed("bind", error))?;
-    for point in mounts_at_or_under(path) {
+    let table = mountinfo::read()
+        .map_err(|error| format!("cannot keep {} read-only: {error}", path.display()))?;
+    for point in mounts_at_or_under(path, &table) {
         // A remount must restate the flags the mount has, or the kernel refuses it in a
         // user namespace (they are locked there).
         let kept = statvfs(&point)
@@ -165,59 +285,147 @@ fn kept_flags(flags: FsFlags) -> MsFlags {
     kept
 }
 
-/// `path` and the mount points beneath it, from `/proc/self/mountinfo` (`path` first).
-fn mounts_at_or_under(path: &Path) -> Vec<PathBuf> {
+/// `path` and the mount points of `entries` beneath it (`path` first), without duplicates.
+fn mounts_at_or_under(path: &Path, entries: &[MountEntry]) -> Vec<PathBuf> {
     let mut points = vec![path.to_path_buf()];
-    let Ok(table) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return points;
-    };
-    for line in table.lines() {
-        let Some(point) = line.split(' ').nth(4).map(unescape) else {
-            continue;
-        };
-        let point = PathBuf::from(point);
-        if point != path && point.starts_with(path) && !points.contains(&point) {
-            points.push(point);
+    for entry in entries {
+        if entry.mount_point.starts_with(path) && !points.contains(&entry.mount_point) {
+            points.push(entry.mount_point.clone());
         }
     }
     points
-}
-
-/// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`).
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while let Some(&byte) = bytes.get(index) {
-        let digits = bytes.get(index + 1..index + 4);
-        let octal = digits
-            .filter(|digits| byte == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)))
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| u8::from_str_radix(digits, 8).ok());
-        match octal {
-            Some(value) => {
-                out.push(value);
-                index += 4;
-            }
-            None => {
-                out.push(byte);
-                index += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The entries of a mount table given as `(device, root, mount point)`, ids in order.
+    fn table(mounts: &[((u32, u32), &str, &str)]) -> Vec<MountEntry> {
+        (1..)
+            .zip(mounts)
+            .map(|(id, &(device, root, point))| MountEntry {
+                id,
+                parent: 1,
+                device,
+                root: PathBuf::from(root),
+                mount_point: PathBuf::from(point),
+            })
+            .collect()
+    }
+
+    fn paths(list: &[&str]) -> Vec<PathBuf> {
+        list.iter().map(PathBuf::from).collect()
+    }
+
+    const DISK: (u32, u32) = (254, 0);
+    const OTHER: (u32, u32) = (0, 45);
+
     #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/home/a\040b"), "/home/a b");
-        assert_eq!(unescape(r"/x\134y\011z"), "/x\\y\tz");
-        assert_eq!(unescape(r"/plain"), "/plain");
-        assert_eq!(unescape(r"/odd\04"), r"/odd\04");
+    fn a_bind_of_tmp_elsewhere_is_an_alias() {
+        let entries = table(&[(DISK, "/", "/"), (DISK, "/tmp", "/var/tmp/alt")]);
+        assert_eq!(
+            aliases(Path::new("/tmp/x/dh"), &entries),
+            paths(&["/var/tmp/alt/x/dh"])
+        );
+        // Seen from the other side, the original path is the alias.
+        assert_eq!(
+            aliases(Path::new("/var/tmp/alt/x/dh"), &entries),
+            paths(&["/tmp/x/dh"])
+        );
+    }
+
+    #[test]
+    fn a_bind_of_a_subdirectory_is_an_alias() {
+        let entries = table(&[
+            (DISK, "/", "/"),
+            (DISK, "/home/me/project", "/workspace"),
+            (DISK, "/home/me/project/.dsh", "/srv/exact"),
+        ]);
+        assert_eq!(
+            aliases(Path::new("/home/me/project/.dsh"), &entries),
+            paths(&["/workspace/.dsh", "/srv/exact"])
+        );
+    }
+
+    #[test]
+    fn a_mount_of_another_device_is_no_alias() {
+        let entries = table(&[(DISK, "/", "/"), (OTHER, "/tmp", "/var/tmp/alt")]);
+        assert_eq!(aliases(Path::new("/tmp/x/dh"), &entries), paths(&[]));
+    }
+
+    #[test]
+    fn a_mount_whose_root_is_below_the_location_is_no_alias() {
+        let entries = table(&[(DISK, "/", "/"), (DISK, "/tmp/x/dh/profiles", "/mnt/p")]);
+        assert_eq!(aliases(Path::new("/tmp/x/dh"), &entries), paths(&[]));
+        // It shows a part of the carve-out elsewhere, though.
+        assert_eq!(
+            parts_elsewhere(Path::new("/tmp/x/dh"), &entries),
+            vec![(PathBuf::from("/mnt/p"), PathBuf::from("/tmp/x/dh/profiles"))]
+        );
+    }
+
+    #[test]
+    fn nested_mount_points_pick_the_deepest() {
+        // /tmp is its own filesystem, also bound at /alt; the root filesystem's /tmp (hidden
+        // under it) is bound at /hidden and says nothing of /tmp/x/dh.
+        let entries = table(&[
+            (DISK, "/", "/"),
+            (OTHER, "/", "/tmp"),
+            (OTHER, "/", "/alt"),
+            (DISK, "/tmp", "/hidden"),
+        ]);
+        assert_eq!(
+            aliases(Path::new("/tmp/x/dh"), &entries),
+            paths(&["/alt/x/dh"])
+        );
+    }
+
+    #[test]
+    fn of_stacked_mounts_the_last_listed_holds_the_path() {
+        let entries = table(&[
+            (DISK, "/", "/"),
+            (DISK, "/srv", "/data"),
+            (OTHER, "/", "/data"),
+            (OTHER, "/", "/alt"),
+        ]);
+        assert_eq!(
+            aliases(Path::new("/data/dh"), &entries),
+            paths(&["/alt/dh"])
+        );
+    }
+
+    #[test]
+    fn aliases_come_without_duplicates_or_the_path_itself() {
+        let entries = table(&[
+            (DISK, "/", "/"),
+            (DISK, "/tmp/x", "/tmp/x"),
+            (DISK, "/tmp", "/var/tmp/alt"),
+            (DISK, "/tmp", "/var/tmp/alt"),
+        ]);
+        assert_eq!(
+            aliases(Path::new("/tmp/x/dh"), &entries),
+            paths(&["/var/tmp/alt/x/dh"])
+        );
+        assert_eq!(
+            aliases(Path::new("/"), &table(&[(DISK, "/", "/")])),
+            paths(&[])
+        );
+        assert_eq!(aliases(Path::new("/tmp/x"), &[]), paths(&[]));
+    }
+
+    #[test]
+    fn parts_beneath_the_carve_out_itself_are_left_to_its_own_bind() {
+        let entries = table(&[
+            (DISK, "/", "/"),
+            (DISK, "/w/.dsh/a", "/w/.dsh/b"),
+            (DISK, "/w/.dsh", "/w/.dsh"),
+        ]);
+        assert_eq!(parts_elsewhere(Path::new("/w/.dsh"), &entries), vec![]);
+        assert_eq!(
+            mounts_at_or_under(Path::new("/w/.dsh"), &entries),
+            paths(&["/w/.dsh", "/w/.dsh/b"])
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::os::fd::OwnedFd;
 
 use crate::carve::{NamespaceMode, keep_read_only};
-use crate::filters::{SignalGuard, fence_filter, install, network_filter};
+use crate::filters::{HarnessGuard, fence_filter, install, network_filter};
 use crate::powers::drop_powers;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, NetPort, PathBeneath, Ruleset,
@@ -61,21 +61,23 @@ pub struct Confinement {
     /// Drop the capabilities of [`crate::powers::DROPPED`] (a launch base keeps them for
     /// the runner's namespaces, which drops them itself).
     pub drop_powers: bool,
+    /// Install the [`HarnessGuard`] (on a launch thread; the runner inherits its base's).
+    pub guard_harness: bool,
 }
 
 impl Confinement {
     /// Puts the confinement on the calling thread: carve-outs in a mount namespace entered
     /// as `mode` says, then Landlock, then the seccomp filters (the network denial, the
-    /// fence's complement, and `signals`, the harness's ids no command may signal), then the
+    /// fence's complement, and `guard`, what no command may do to the harness), then the
     /// capability drop.
     pub fn apply(
         &self,
         mode: NamespaceMode,
-        signals: Option<&SignalGuard>,
+        guard: Option<&HarnessGuard>,
     ) -> Result<Enforced, String> {
         keep_read_only(&self.carve_outs, &self.read_write, mode)?;
         let enforced = self.restrict()?;
-        if self.deny_network || !self.fenced_ports.is_empty() || signals.is_some() {
+        if self.deny_network || !self.fenced_ports.is_empty() || guard.is_some() {
             // Landlock set it already when it restricted anything; seccomp needs it.
             nix::sys::prctl::set_no_new_privs()
                 .map_err(|error| format!("cannot set no_new_privs: {error}"))?;
@@ -86,8 +88,8 @@ impl Confinement {
         if !self.fenced_ports.is_empty() {
             install(&fence_filter()?, "port fence filter")?;
         }
-        if let Some(signals) = signals {
-            install(&signals.filter()?, "signal guard")?;
+        if let Some(guard) = guard {
+            install(&guard.filter()?, "harness guard")?;
         }
         if self.drop_powers {
             drop_powers()?;

@@ -18,7 +18,7 @@ use crate::backend::{
 };
 use crate::classify::{is_runner_spawn_failure, launch_failure, matches_signature};
 use crate::confine::{Confinement, LandlockSupport};
-use crate::filters::SignalGuard;
+use crate::filters::HarnessGuard;
 use crate::held::{Held, HeldConfinements};
 use crate::standing::StandingPolicy;
 
@@ -84,11 +84,12 @@ impl Bases {
         crate::powers::keep_memory_private()?;
         let owned = base.clone();
         // Under Landlock the runner's commands share the base's domain for signals, so the
-        // base guards dsh's ids and its own; bubblewrap's commands get a PID namespace.
-        let signals = (base != &Confinement::default()).then(SignalGuard::of_harness);
+        // base guards dsh's ids and its own; bubblewrap's commands get a PID namespace (and a
+        // setuid bubblewrap could not run under the guard's `no_new_privs`).
+        let guard = base.guard_harness.then(HarnessGuard::of_harness);
         let (thread, _) = LaunchThread::start("dsh-confine-base", move || {
-            let signals = signals.map(SignalGuard::and_this_thread);
-            owned.apply(crate::carve::NamespaceMode::MountOnly, signals.as_ref())
+            let guard = guard.map(HarnessGuard::and_this_thread);
+            owned.apply(crate::carve::NamespaceMode::MountOnly, guard.as_ref())
         })?;
         if let Some((_, old)) = current.replace((base.clone(), Arc::clone(&thread))) {
             self.retired
@@ -482,11 +483,12 @@ fn route_of(backend: Backend, options: &SandboxOptions, plan: &WritePlan) -> Rou
     }
 }
 
-/// The base a runner of `confinement` is forked on: its port fence and signal scoping.
+/// The base a runner of `confinement` is forked on: its port fence, signal scoping and guard.
 fn base_of(confinement: &Confinement) -> Confinement {
     Confinement {
         fenced_ports: confinement.fenced_ports.clone(),
         scope_signals: confinement.scope_signals,
+        guard_harness: confinement.guard_harness,
         ..Confinement::default()
     }
 }

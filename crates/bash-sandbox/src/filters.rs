@@ -1,6 +1,7 @@
 //! The seccomp filters a confinement installs: the network denial, the port fence's
 //! complement (the ways to reach a TCP port that Landlock's connect rules do not see), and
-//! the signal guard (the harness's own processes and threads cannot be signalled).
+//! the harness guard (the harness's own processes and threads cannot be signalled,
+//! throttled or limited, and no file is opened by handle).
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,13 @@ use seccompiler::{
 
 /// `AF_SMC`: SMC sockets fall back to TCP.
 const AF_SMC: u64 = 43;
+
+/// `IPPROTO_SMC` (Linux 6.11): an `AF_INET` or `AF_INET6` socket of this protocol is an SMC
+/// socket.
+const IPPROTO_SMC: u64 = 256;
+
+/// The socket type bits of `socket(2)`'s second argument (the rest are flags).
+const SOCK_TYPE_MASK: u64 = 0xf;
 
 fn error(error: impl std::fmt::Display) -> String {
     format!("cannot build a seccomp filter: {error}")
@@ -56,9 +64,13 @@ pub fn network_filter() -> Result<BpfProgram, String> {
 
 /// What a port fence needs besides Landlock's connect rules: Landlock governs `connect(2)`
 /// on TCP sockets, so MPTCP and SMC sockets (which fall back to TCP), TCP Fast Open
-/// (`MSG_FASTOPEN` connects from `sendto`/`sendmsg`), and io_uring are refused.
+/// (`MSG_FASTOPEN` connects from `sendto`/`sendmsg`), and io_uring are refused; and so are
+/// packet and raw sockets, which could read or forge the fenced port's loopback traffic
+/// (a confined command holds no `CAP_NET_RAW` either).
 pub fn fence_filter() -> Result<BpfProgram, String> {
     let mptcp = u64::try_from(libc::IPPROTO_MPTCP).map_err(error)?;
+    let packet = u64::try_from(libc::AF_PACKET).map_err(error)?;
+    let raw = u64::try_from(libc::SOCK_RAW).map_err(error)?;
     let fast_open = u64::try_from(libc::MSG_FASTOPEN).map_err(error)?;
     let fast_open_at = |index| -> Result<Vec<SeccompRule>, String> {
         Ok(vec![rule(vec![arg(
@@ -72,7 +84,10 @@ pub fn fence_filter() -> Result<BpfProgram, String> {
             libc::SYS_socket,
             vec![
                 rule(vec![arg(2, SeccompCmpOp::Eq, mptcp)?])?,
+                rule(vec![arg(2, SeccompCmpOp::Eq, IPPROTO_SMC)?])?,
                 rule(vec![arg(0, SeccompCmpOp::Eq, AF_SMC)?])?,
+                rule(vec![arg(0, SeccompCmpOp::Eq, packet)?])?,
+                rule(vec![arg(1, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), raw)?])?,
             ],
         ),
         (libc::SYS_sendto, fast_open_at(3)?),
@@ -82,20 +97,45 @@ pub fn fence_filter() -> Result<BpfProgram, String> {
     ]))
 }
 
-/// The processes and threads of the harness a confined command must not signal: each is
-/// refused as the target of `kill`, `tgkill`, `rt_sigqueueinfo` and `rt_tgsigqueueinfo`;
-/// `kill(-1)` and `kill(-<group>)` of the harness's process group too. `tkill` and
-/// `pidfd_send_signal` (whose targets a filter cannot see) are refused outright; callers
-/// such as runtimes that prefer pidfds fall back to `kill`.
+/// What a confined command may not do to the harness's own processes and threads, or to
+/// files past its path rules: a filter refusing (`EPERM`)
+///
+/// - signals to them: `kill`, `tgkill` and the `rt_*sigqueueinfo` calls aimed at one of
+///   [`HarnessGuard::ids`], `kill(-1)` and `kill(-<group>)`; `tkill` and
+///   `pidfd_send_signal` outright (a filter cannot see their targets; callers such as
+///   runtimes that prefer pidfds fall back to `kill`);
+/// - signals by proxy: `fcntl(F_SETOWN)` naming one of them (the kernel would send `SIGIO`
+///   or `SIGURG` there later), and `F_SETOWN_EX`, `FIOSETOWN` and `SIOCSPGRP` outright
+///   (their targets sit behind a pointer);
+/// - their resource limits (`prlimit64` setting a limit of another process: the calling
+///   process's own, pid 0, stay settable, and reading any stays allowed), their scheduling
+///   and I/O priority (`setpriority`, `ioprio_set`, the `sched_set*` calls aimed at one of
+///   them, or at every process of the user);
+/// - `open_by_handle_at`, which opens a file by its inode, past every path rule.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SignalGuard {
+pub struct HarnessGuard {
     /// Process or thread ids (the harness, its orphan guard, the launch thread itself).
     pub ids: Vec<u32>,
     /// The harness's process group.
     pub group: Option<u32>,
 }
 
-impl SignalGuard {
+/// `setpriority(2)`'s and `ioprio_set(2)`'s kinds of target.
+const PRIO_PROCESS: u32 = 0;
+const PRIO_PGRP: u32 = 1;
+const PRIO_USER: u32 = 2;
+const IOPRIO_WHO_PROCESS: u32 = 1;
+const IOPRIO_WHO_PGRP: u32 = 2;
+const IOPRIO_WHO_USER: u32 = 3;
+
+/// `fcntl(2)`'s `F_SETOWN_EX` (`linux/fcntl.h`), which names a thread behind a pointer.
+const F_SETOWN_EX: u32 = 15;
+
+/// `ioctl` requests that make a process the owner of a socket's signals (`linux/sockios.h`).
+const FIOSETOWN: u32 = 0x8901;
+const SIOCSPGRP: u32 = 0x8902;
+
+impl HarnessGuard {
     /// The harness's process, its process group and its orphan guard (starting the guard
     /// if it is not up yet, so call this on a thread without confinement).
     pub fn of_harness() -> Self {
@@ -121,29 +161,66 @@ impl SignalGuard {
 
     /// The filter.
     pub fn filter(&self) -> Result<BpfProgram, String> {
-        let target = |index: u8, id: u32| -> Result<SeccompRule, String> {
-            rule(vec![arg(index, SeccompCmpOp::Eq, u64::from(id))?])
+        let eq = |index: u8, value: u32| arg(index, SeccompCmpOp::Eq, u64::from(value));
+        let at = |index: u8, id: u32| -> Result<SeccompRule, String> { rule(vec![eq(index, id)?]) };
+        let of_ids = |index: u8| -> Result<Vec<SeccompRule>, String> {
+            self.ids.iter().map(|id| at(index, *id)).collect()
         };
-        let mut kill = Vec::new();
-        let mut by_id = Vec::new();
-        for id in &self.ids {
-            kill.push(target(0, *id)?);
-            by_id.push(target(0, *id)?);
-        }
+        let negated_group = self.group.map(u32::wrapping_neg);
         // kill(-1): every process of the user; kill(-pgid): the harness's group.
-        kill.push(target(0, u32::MAX)?);
-        if let Some(group) = self.group {
-            kill.push(target(0, group.wrapping_neg())?);
+        let mut kill = of_ids(0)?;
+        kill.push(at(0, u32::MAX)?);
+        let set_owner = u32::try_from(libc::F_SETOWN).map_err(error)?;
+        let mut fcntl = self
+            .ids
+            .iter()
+            .map(|id| pair_at(1, set_owner, 2, *id))
+            .collect::<Result<Vec<_>, _>>()?;
+        fcntl.push(at(1, F_SETOWN_EX)?);
+        let mut priority = vec![rule(vec![eq(0, PRIO_USER)?])?];
+        let mut io_priority = vec![rule(vec![eq(0, IOPRIO_WHO_USER)?])?];
+        for id in &self.ids {
+            priority.push(pair_at(0, PRIO_PROCESS, 1, *id)?);
+            io_priority.push(pair_at(0, IOPRIO_WHO_PROCESS, 1, *id)?);
         }
+        if let (Some(group), Some(negated)) = (self.group, negated_group) {
+            kill.push(at(0, negated)?);
+            fcntl.push(pair_at(1, set_owner, 2, negated)?);
+            priority.push(pair_at(0, PRIO_PGRP, 1, group)?);
+            io_priority.push(pair_at(0, IOPRIO_WHO_PGRP, 1, group)?);
+        }
+        let another_process = rule(vec![
+            arg(0, SeccompCmpOp::Ne, 0)?,
+            SeccompCondition::new(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                .map_err(error)?,
+        ])?;
         refusing(BTreeMap::from([
             (libc::SYS_kill, kill),
-            (libc::SYS_tgkill, by_id.clone()),
-            (libc::SYS_rt_sigqueueinfo, by_id.clone()),
-            (libc::SYS_rt_tgsigqueueinfo, by_id),
+            (libc::SYS_tgkill, of_ids(0)?),
+            (libc::SYS_rt_sigqueueinfo, of_ids(0)?),
+            (libc::SYS_rt_tgsigqueueinfo, of_ids(0)?),
             (libc::SYS_tkill, Vec::new()),
             (libc::SYS_pidfd_send_signal, Vec::new()),
+            (libc::SYS_fcntl, fcntl),
+            (libc::SYS_ioctl, vec![at(1, FIOSETOWN)?, at(1, SIOCSPGRP)?]),
+            (libc::SYS_prlimit64, vec![another_process]),
+            (libc::SYS_setpriority, priority),
+            (libc::SYS_ioprio_set, io_priority),
+            (libc::SYS_sched_setscheduler, of_ids(0)?),
+            (libc::SYS_sched_setparam, of_ids(0)?),
+            (libc::SYS_sched_setattr, of_ids(0)?),
+            (libc::SYS_sched_setaffinity, of_ids(0)?),
+            (libc::SYS_open_by_handle_at, Vec::new()),
         ]))
     }
+}
+
+/// A rule matching argument `first` equal to `a` and argument `second` equal to `b`.
+fn pair_at(first: u8, a: u32, second: u8, b: u32) -> Result<SeccompRule, String> {
+    rule(vec![
+        arg(first, SeccompCmpOp::Eq, u64::from(a))?,
+        arg(second, SeccompCmpOp::Eq, u64::from(b))?,
+    ])
 }
 
 /// Installs `program` on the calling thread (and, through fork, everything it starts).
@@ -161,7 +238,7 @@ mod tests {
     fn the_filters_compile() {
         assert!(!network_filter().unwrap().is_empty());
         assert!(!fence_filter().unwrap().is_empty());
-        let guard = SignalGuard::of_harness().and_this_thread();
+        let guard = HarnessGuard::of_harness().and_this_thread();
         assert!(guard.ids.contains(&std::process::id()));
         assert!(
             guard.ids.len() >= 2,

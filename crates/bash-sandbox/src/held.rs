@@ -11,7 +11,7 @@ use dsh_shell::LaunchThread;
 
 use crate::carve::NamespaceMode;
 use crate::confine::{Confinement, Enforced};
-use crate::filters::SignalGuard;
+use crate::filters::HarnessGuard;
 use crate::powers::keep_memory_private;
 
 /// How many confinements stay held at once. A thread that leaves the set ends once no
@@ -50,9 +50,10 @@ impl HeldConfinements {
             .get_or_init(|| {
                 keep_memory_private()?;
                 let owned = confinement.clone();
-                let signals = SignalGuard::of_harness();
+                let guard = owned.guard_harness.then(HarnessGuard::of_harness);
                 LaunchThread::start("dsh-confined", move || {
-                    owned.apply(NamespaceMode::MountOnly, Some(&signals.and_this_thread()))
+                    let guard = guard.map(HarnessGuard::and_this_thread);
+                    owned.apply(NamespaceMode::MountOnly, guard.as_ref())
                 })
                 .map(|(thread, enforced)| Held { thread, enforced })
             })

@@ -36,6 +36,7 @@ mod confine;
 mod executor;
 mod filters;
 mod held;
+mod mountinfo;
 mod plugin;
 mod powers;
 pub mod sandbox_run;
@@ -44,14 +45,14 @@ mod standing;
 pub use backend::{
     BWRAP_PATHS, Backend, DEFAULT_PROBE_TIMEOUT_MS, Enforcement, LaunchStrategy,
     SANDBOX_RUN_SUBCOMMAND, SandboxOptions, SandboxRunner, bwrap_profile_args,
-    landlock_confinement, probe_bwrap, probe_runner, root_owned_and_locked, runner_profile_args,
-    select_backend, trusted_bwrap, wrapped_argv,
+    landlock_confinement, probe_bwrap, probe_runner, runner_profile_args, select_backend,
+    trusted_bwrap, wrapped_argv,
 };
 pub use classify::{is_runner_spawn_failure, launch_failure, matches_signature};
 pub use confine::{Confinement, Enforced, LandlockSupport, probe as probe_landlock};
 pub use dsh_shell::SANDBOX_POLICY;
 pub use executor::SandboxBashExecutor;
-pub use filters::{SignalGuard, fence_filter, network_filter};
+pub use filters::{HarnessGuard, fence_filter, network_filter};
 pub use held::{
     CAPACITY as HELD_CONFINEMENTS, FENCED_CAPACITY as HELD_FENCED_CONFINEMENTS, Held,
     HeldConfinements,

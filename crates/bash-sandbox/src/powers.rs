@@ -1,16 +1,22 @@
 //! What keeps the harness's own memory from a confined command: the process is not
-//! dumpable, and the capabilities a confined command never keeps, even as root: the ones that reach past
-//! files and its own processes (another process's memory, kernel modules, raw devices, mount
-//! and namespace administration, the clock, the network configuration, ...). They are
-//! dropped from the calling thread's bounding, ambient, inheritable, permitted and effective
-//! sets, so neither the command nor anything it executes gets them back.
+//! dumpable, and the capabilities a confined command never keeps, even as root: the ones that
+//! reach past files and its own processes (another process's memory, files opened by handle
+//! rather than by path, kernel modules, raw devices and sockets, mount and namespace
+//! administration, the clock, the network configuration, other processes' scheduling, ...).
+//! They are dropped from the calling thread's bounding, ambient, inheritable, permitted and
+//! effective sets, so neither the command nor anything it executes gets them back.
 
 use nix::libc;
 
 /// The dropped capabilities, by number (`linux/capability.h`).
-pub const DROPPED: [(u32, &str); 21] = [
+pub const DROPPED: [(u32, &str); 26] = [
+    // `open_by_handle_at` opens a file by inode, past every path rule.
+    (2, "CAP_DAC_READ_SEARCH"),
     (9, "CAP_LINUX_IMMUTABLE"),
     (12, "CAP_NET_ADMIN"),
+    // Raw and packet sockets would read and forge other programs' loopback traffic.
+    (13, "CAP_NET_RAW"),
+    (15, "CAP_IPC_OWNER"),
     (16, "CAP_SYS_MODULE"),
     (17, "CAP_SYS_RAWIO"),
     (18, "CAP_SYS_CHROOT"),
@@ -18,6 +24,7 @@ pub const DROPPED: [(u32, &str); 21] = [
     (20, "CAP_SYS_PACCT"),
     (21, "CAP_SYS_ADMIN"),
     (22, "CAP_SYS_BOOT"),
+    (23, "CAP_SYS_NICE"),
     (25, "CAP_SYS_TIME"),
     (26, "CAP_SYS_TTY_CONFIG"),
     (27, "CAP_MKNOD"),
@@ -27,6 +34,7 @@ pub const DROPPED: [(u32, &str); 21] = [
     (33, "CAP_MAC_ADMIN"),
     (34, "CAP_SYSLOG"),
     (35, "CAP_WAKE_ALARM"),
+    (37, "CAP_AUDIT_READ"),
     (38, "CAP_PERFMON"),
     (39, "CAP_BPF"),
     (40, "CAP_CHECKPOINT_RESTORE"),

@@ -27,9 +27,10 @@
 //! - The ruleset handles the filesystem accesses of Landlock ABI 5, as dsh's launcher does,
 //!   best effort: on an older kernel it is enforced for what the kernel knows and the run
 //!   prints `landlock-run: partial enforcement (older Landlock ABI)` on stderr first.
-//! - The process restricts itself (`no_new_privs` is set), marks every inherited descriptor
-//!   above 2 close-on-exec, and `exec`s the command, so the command and all its descendants
-//!   are confined and inherit nothing else. Every failure prints one `landlock-run: <detail>`
+//! - The process enters its working directory again by path once the carve-outs are
+//!   mounted (the one it inherited lies beneath them), restricts itself (`no_new_privs` is
+//!   set), marks every inherited descriptor above 2 close-on-exec, and `exec`s the command,
+//!   so the command and all its descendants are confined and inherit nothing else. Every failure prints one `landlock-run: <detail>`
 //!   line on stderr and exits 125 without running the command.
 //! - `--probe` enforces a ruleset in this short-lived process and prints
 //!   `landlock: fully enforced` or `landlock: partially enforced (older ABI)` on stdout
@@ -107,6 +108,7 @@ impl Grants {
             scope_signals: false,
             confine_files: true,
             drop_powers: true,
+            guard_harness: false,
         }
     }
 }
@@ -254,10 +256,31 @@ fn run(
     } else {
         NamespaceMode::WithUser
     };
+    // The working directory was entered before the carve-outs were mounted, so it still
+    // refers to what lay beneath them: entered again by its path once they are in place,
+    // or a relative path would write past a read-only carve-out.
+    let directory = match std::env::current_dir() {
+        Ok(directory) => directory,
+        Err(error) => {
+            return fail(
+                &format!("cannot tell the working directory: {error}"),
+                status.as_mut(),
+            );
+        }
+    };
     let enforced = match grants.confinement().apply(mode, None) {
         Ok(enforced) => enforced,
         Err(detail) => return fail(&detail, status.as_mut()),
     };
+    if let Err(error) = std::env::set_current_dir(&directory) {
+        return fail(
+            &format!(
+                "cannot enter the working directory {}: {error}",
+                directory.display()
+            ),
+            status.as_mut(),
+        );
+    }
     if enforced == Enforced::Partial {
         let _ = writeln!(std::io::stderr().lock(), "{PARTIAL_ENFORCEMENT_LINE}");
     }

@@ -1,4 +1,6 @@
-//! What every child is reset to between `fork` and `exec`: no descriptor above 2, whatever
+//! What every child is reset to between `fork` and `exec`: a session of its own (so it has
+//! no controlling terminal, and a process that leaves its group stays in its tree); no
+//! descriptor above 2, whatever
 //! this process inherited or opened (a caller's `9>>file`), except one the launcher hands
 //! over on purpose; and the system's transparent-huge-page setting, which a harness that
 //! turned it off for itself would otherwise pass on (the setting survives `exec`).
@@ -9,17 +11,18 @@ use tokio::process::Command;
 /// `CLOSE_RANGE_CLOEXEC` (before Linux 5.11) stops marking them one by one.
 const FALLBACK_LIMIT: i32 = 65_536;
 
-/// Registers the child's process group with the orphan guard (on `guard`, its input), makes
-/// every descriptor above 2 close when `command` execs, except `keep`, and gives the command
-/// the system's transparent-huge-page setting.
+/// Makes the child the leader of a new session, registers it with the orphan guard (on
+/// `guard`, its input), makes every descriptor above 2 close when `command` execs, except
+/// `keep`, and gives the command the system's transparent-huge-page setting.
 ///
 /// This runs in the child between `fork` and `exec`, where only async-signal-safe calls are
-/// allowed: `close_range` with `CLOSE_RANGE_CLOEXEC` marks whole ranges at once (the
-/// standard library's own error pipe is already close-on-exec, so it keeps working), `fcntl`
-/// one descriptor at a time where the kernel lacks it, and one `prctl`.
+/// allowed: `setsid`, `close_range` with `CLOSE_RANGE_CLOEXEC` marks whole ranges at once
+/// (the standard library's own error pipe is already close-on-exec, so it keeps working),
+/// `fcntl` one descriptor at a time where the kernel lacks it, and one `prctl`.
 pub(crate) fn reset_before_exec(command: &mut Command, keep: Option<i32>, guard: Option<i32>) {
     let limit = open_file_limit();
     let hook = move || {
+        new_session()?;
         if let Some(guard) = guard {
             register_own_group(guard);
         }
@@ -35,19 +38,34 @@ pub(crate) fn reset_before_exec(command: &mut Command, keep: Option<i32>, guard:
     };
     #[expect(
         unsafe_code,
-        reason = "the hook only makes async-signal-safe syscalls (getpid, write, close_range, \
-                  fcntl, prctl) between fork and exec, as pre_exec requires"
+        reason = "the hook only makes async-signal-safe syscalls (setsid, getpid, write, \
+                  close_range, fcntl, prctl) between fork and exec, as pre_exec requires"
     )]
-    // SAFETY: `hook` allocates nothing, takes no lock and only calls getpid(2), write(2),
-    // close_range(2), fcntl(2) and prctl(2), which are async-signal-safe.
+    // SAFETY: `hook` allocates nothing, takes no lock and only calls setsid(2), getpid(2),
+    // write(2), close_range(2), fcntl(2) and prctl(2), which are async-signal-safe.
     unsafe {
         command.pre_exec(hook);
     }
 }
 
-/// Writes `+<pid>\n` to `guard`: the child leads its own process group by now (the standard
-/// library calls `setpgid` before the hooks), so its pid is its group id. Formatted on the
-/// stack: nothing may allocate here.
+/// Makes the calling child the leader of a new session and process group, both with its pid
+/// as id (a child after `fork` leads no group, so this cannot fail for it).
+fn new_session() -> std::io::Result<()> {
+    #[expect(
+        unsafe_code,
+        reason = "a raw setsid(2) call in the child after fork, where no allocation may happen"
+    )]
+    // SAFETY: setsid takes nothing; on failure errno is read without allocating.
+    let result = unsafe { nix::libc::setsid() };
+    if result < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Writes `+<pid>\n` to `guard`: the child leads its own session and process group by now
+/// (see [`new_session`]), so its pid is their id. Formatted on the stack: nothing may
+/// allocate here.
 fn register_own_group(guard: i32) {
     let mut line = [0_u8; 24];
     #[expect(

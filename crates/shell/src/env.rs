@@ -13,21 +13,30 @@ pub const ENV_OVERRIDES: [(&str, &str); 4] = [
     ("GIT_PAGER", "cat"),
 ];
 
-/// Parts of names that look like credentials; such parent variables are not passed on.
-const SENSITIVE_PARTS: [&str; 4] = ["KEY", "PASSWORD", "SECRET", "TOKEN"];
+/// Parts of names that look like credentials; such parent variables are not passed on
+/// (dsh's four, and two more spellings).
+const SENSITIVE_PARTS: [&str; 6] = ["KEY", "PASSWORD", "SECRET", "TOKEN", "PASSWD", "CREDENTIAL"];
 
-/// Whether a parent variable is withheld from children: its name contains `KEY`,
-/// `PASSWORD`, `SECRET` or `TOKEN`, or starts with `DSH_` (all case-insensitive).
+/// Last words (after the final `_`) of names that look like credentials: `GH_PAT`,
+/// `NPM_AUTH`, `DB_PASS`. Only as the last word: `SSH_AUTH_SOCK` names a socket commands
+/// need for `git` over SSH.
+const SENSITIVE_LAST_WORDS: [&str; 4] = ["AUTH", "PASS", "PAT", "COOKIE"];
+
+/// Whether a parent variable is withheld from children: its name looks like a credential
+/// ([`is_credential_name`]) or starts with `DSH_` (case-insensitive).
 pub fn is_scrubbed_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_uppercase();
     upper.starts_with("DSH_") || is_credential_name(name)
 }
 
-/// Whether a variable's name looks like a credential: it contains `KEY`, `PASSWORD`,
-/// `SECRET` or `TOKEN` (case-insensitive).
+/// Whether a variable's name looks like a credential (case-insensitive): it contains `KEY`,
+/// `PASSWORD`, `SECRET` or `TOKEN` (dsh's pattern), `PASSWD` or `CREDENTIAL`, or its last
+/// `_`-separated word is `AUTH`, `PASS`, `PAT` or `COOKIE`.
 pub fn is_credential_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_uppercase();
+    let last_word = upper.rsplit('_').next().unwrap_or_default();
     SENSITIVE_PARTS.iter().any(|part| upper.contains(part))
+        || (upper.contains('_') && SENSITIVE_LAST_WORDS.contains(&last_word))
 }
 
 /// The environment of a child: `parent` minus the scrubbed names, then [`ENV_OVERRIDES`],
@@ -90,6 +99,12 @@ mod tests {
             "keychain",
             "DSH_FOO",
             "dsh_home",
+            "DB_PASSWD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "GH_PAT",
+            "npm_auth",
+            "SMTP_PASS",
+            "SESSION_COOKIE",
         ] {
             assert!(is_scrubbed_name(OsStr::new(name)), "{name}");
         }
@@ -100,6 +115,11 @@ mod tests {
             "DSHX",
             "MY_DSH_THING",
             "HTTPS_PROXY",
+            "SSH_AUTH_SOCK",
+            "NODE_PATH",
+            "XAUTHORITY",
+            "PAT",
+            "PASSTHROUGH_MODE",
         ] {
             assert!(!is_scrubbed_name(OsStr::new(name)), "{name}");
         }

@@ -3,17 +3,18 @@
 //!
 //! The runner reproduces dsh's local subprocess mechanics:
 //!
-//! - `bash -c <command>` runs as the leader of a new process group, stdin `/dev/null` unless
-//!   text is given (written, then closed).
+//! - `bash -c <command>` runs as the leader of a new session (as dsh's `detached: true`
+//!   spawn makes it), stdin `/dev/null` unless text is given (written, then closed).
 //! - The child's environment is the parent's minus credential-shaped names
 //!   (`KEY|PASSWORD|SECRET|TOKEN`) and every `DSH_*` name, then [`ENV_OVERRIDES`], then the
 //!   caller's `env`, then the harness's `dsh_env`, which always wins.
 //! - Each stream keeps its last bytes within a budget; an overflowing stream is written in
 //!   full to a private spill file until it passes the spill cap ([`OutputCollector`]).
 //! - The timeout and the caller's cancellation are one deadline: the first cause is reported
-//!   (`timed_out` or `aborted`, never both). Either sends SIGTERM to the group and SIGKILL
-//!   after the grace if any of it still lives; a foreground run returns only once no process
-//!   of its group is left, so a TERM-trapping grandchild cannot outlive the call.
+//!   (`timed_out` or `aborted`, never both). Either sends SIGTERM to the group (and to the
+//!   processes of its session that left it) and SIGKILL after the grace if any of it still
+//!   lives; a foreground run returns only once no process of its group or session is left,
+//!   so a TERM-trapping grandchild cannot outlive the call.
 //! - A command whose descendants keep its pipes open settles the grace period after it
 //!   exited, with what was read by then.
 //! - The runner owns every tree until it is gone: [`ProcessRunner::shutdown`] terminates and
@@ -52,6 +53,7 @@ mod signals;
 mod spawn;
 mod spill;
 mod supervised;
+mod system_program;
 mod tree;
 mod types;
 
@@ -77,7 +79,8 @@ pub use sandbox::{
 };
 pub use signals::signal_name;
 pub use spawn::{LaunchOptions, STATUS_FD_PLACEHOLDER};
-pub use spill::default_spill_dir;
+pub use spill::{default_spill_dir, remove_spill_dir_if_empty};
+pub use system_program::{SYSTEM_PROGRAM_DIRS, root_owned_and_locked, system_program};
 pub use tokio_util::sync::CancellationToken;
 pub use tree::process_group_alive;
 pub use types::{

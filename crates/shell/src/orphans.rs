@@ -1,17 +1,19 @@
-//! The orphan guard: the process groups this harness spawned die with it, even when it is
-//! killed with SIGKILL and has no chance to clean up.
+//! The orphan guard: the commands this harness spawned die with it, even when it is killed
+//! with SIGKILL and has no chance to clean up.
 //!
-//! One small watchdog per process (`bash` running [`GUARD_SCRIPT`], in a process group of
-//! its own, with an empty environment, ignoring the terminal's signals) reads `+<pgid>` and
-//! `-<pgid>` lines on a pipe whose only writer is this process (and, until they exec, its
-//! children). The pipe reaches end-of-file when this process is gone, however it ended; the
-//! watchdog then sends SIGKILL to every group still registered and exits.
+//! One small watchdog per process (the system's `bash` running [`GUARD_SCRIPT`], in a
+//! process group of its own, with an empty environment, ignoring the terminal's signals)
+//! reads `+<id>` and `-<id>` lines on a pipe whose only writer is this process (and, until
+//! they exec, its children). The pipe reaches end-of-file when this process is gone, however
+//! it ended; the watchdog then sends SIGKILL to every process group still registered and to
+//! every process of the sessions of the same ids (each command leads a session of its own,
+//! so a process that left its command's group, as `timeout` does, is found too), and exits.
 //!
-//! Each child registers its own group between `fork` and `exec`, so no group escapes a
+//! Each child registers its own id between `fork` and `exec`, so no command escapes a
 //! harness killed mid-spawn; the harness withdraws it once it is seen gone. The watchdog
-//! notes the start time of each group's leader when it registers, and at the end spares a
-//! group whose id now belongs to a process started later (a reused id). A process that left
-//! its group (`setsid`) is not covered.
+//! notes the start time of each leader when it registers, and at the end spares an id that
+//! now belongs to a process started later (a reused id). A process that left its session
+//! (`setsid`) is not covered.
 
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd};
@@ -21,11 +23,12 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-/// The watchdog's program: keep the live groups and their leaders' start times; at end of
-/// input, kill each group whose id was not taken by a newer process meanwhile.
+/// The watchdog's program: keep the live ids and their leaders' start times; at end of
+/// input, kill each group whose id was not taken by a newer process meanwhile, then (twice,
+/// for what forked meanwhile) each process of those sessions that left its group.
 pub const GUARD_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT TSTP TTIN TTOU PIPE
 started() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return; s=${s##*) }; set -- $s; echo "${20}"; }
-declare -A groups=()
+declare -A groups=() doomed=()
 while IFS= read -r line; do
   case $line in
     +*) id=${line#+}; groups[$id]="$(started "$id")-" ;;
@@ -34,7 +37,15 @@ while IFS= read -r line; do
 done
 for id in "${!groups[@]}"; do
   now=$(started "$id")
-  if [ -z "$now" ] || [ "$now-" = "${groups[$id]}" ]; then kill -KILL -- "-$id" 2>/dev/null; fi
+  if [ -z "$now" ] || [ "$now-" = "${groups[$id]}" ]; then doomed[$id]=1; kill -KILL -- "-$id" 2>/dev/null; fi
+done
+[ ${#doomed[@]} -eq 0 ] && exit 0
+for pass in 1 2; do
+  for stat in /proc/[0-9]*/stat; do
+    read -r s < "$stat" 2>/dev/null || continue
+    pid=${stat#/proc/}; pid=${pid%/stat}; s=${s##*) }; set -- $s
+    [ -n "${doomed[$4]}" ] && kill -KILL "$pid" 2>/dev/null
+  done
 done"#;
 
 /// The running watchdog. Its input is never closed while this process lives, even when the
@@ -52,12 +63,20 @@ fn guard() -> &'static Mutex<Option<Guard>> {
 }
 
 fn start() -> Option<Guard> {
-    // An empty environment: the watchdog holds none of this process's secrets.
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-    let spawned = Command::new("bash")
+    // The system's bash, never one found through PATH (where a command may have planted
+    // one), in an empty environment: the watchdog holds none of this process's secrets.
+    let Some(bash) = crate::system_program("bash") else {
+        tracing::warn!(
+            "cannot start the orphan guard: no bash owned by root in {}; commands may \
+             outlive dsh if it is killed",
+            crate::SYSTEM_PROGRAM_DIRS.join(", ")
+        );
+        return None;
+    };
+    let spawned = Command::new(&bash)
         .args(["-c", GUARD_SCRIPT, "dsh-orphan-guard"])
         .env_clear()
-        .env("PATH", path)
+        .env("PATH", "/usr/bin:/bin")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -67,8 +86,9 @@ fn start() -> Option<Guard> {
         Ok(child) => child,
         Err(error) => {
             tracing::warn!(
-                "cannot start the orphan guard (bash): {error}; commands may outlive dsh \
-                 if it is killed"
+                "cannot start the orphan guard ({}): {error}; commands may outlive dsh if \
+                 it is killed",
+                bash.display()
             );
             return None;
         }

@@ -1,4 +1,4 @@
-//! Starting one command: its own process group, piped output, stdin from `/dev/null` or a
+//! Starting one command: the leader of a session of its own, piped output, stdin from `/dev/null` or a
 //! pipe, exactly the environment given, no inherited descriptor above 2 (but the status
 //! channel, when asked for), forked on the caller's thread or on a [`LaunchThread`].
 
@@ -63,7 +63,8 @@ pub(crate) fn split_argv(argv: &[String]) -> Result<(&String, &[String]), ShellE
     }
 }
 
-/// Spawns `request` as the leader of a new process group, where `launch` says.
+/// Spawns `request` as the leader of a new session (and so of a new process group), where
+/// `launch` says.
 pub(crate) fn spawn_child(
     request: SpawnRequest,
     launch: &LaunchOptions,
@@ -123,15 +124,22 @@ fn spawn_here(request: SpawnRequest, status_channel: bool) -> Result<Spawned, Sh
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(false);
     crate::child_reset::reset_before_exec(&mut command, keep, guard);
+    let mut waited = crate::tree::waited_children();
     let spawned = command.spawn();
+    if let Some(pid) = spawned.as_ref().ok().and_then(Child::id) {
+        waited.insert(i32::try_from(pid).unwrap_or(i32::MAX));
+    }
+    drop(waited);
     // The child has its copy of the write end; ours must go, or the channel never ends.
     let status = channel.map(|(read, _write)| read);
     let mut child = spawned.map_err(fail)?;
     let pipes = (child.id(), child.stdout.take(), child.stderr.take());
     let (Some(pid), Some(stdout), Some(stderr)) = pipes else {
+        if let Some(pid) = pipes.0.and_then(|pid| i32::try_from(pid).ok()) {
+            crate::tree::waited_children().remove(&pid);
+        }
         let _ = child.start_kill();
         return Err(fail(io::Error::other("the child's pipes are missing")));
     };

@@ -31,6 +31,19 @@ pub fn default_spill_dir() -> io::Result<PathBuf> {
     Ok(created)
 }
 
+/// Removes the process's spill directory if nothing was spilled into it (call it when the
+/// process ends): a directory holding spill files stays, for the results that name them.
+pub fn remove_spill_dir_if_empty() {
+    let dir = DEFAULT_DIR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(dir) = dir.filter(|dir| still_private(dir)) {
+        // Fails, and so keeps the directory, when it holds anything.
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
 /// `$XDG_RUNTIME_DIR` when it is a real directory owned by us with mode 0700, else the
 /// temp directory (dsh's choice).
 fn spill_parent() -> PathBuf {
@@ -94,6 +107,18 @@ mod tests {
         assert_ne!(again, dir);
         assert!(again.is_dir());
         std::fs::remove_dir(&again).unwrap();
+    }
+
+    #[test]
+    fn an_unused_directory_is_removed_at_the_end_and_a_used_one_kept() {
+        let unused = default_spill_dir().unwrap();
+        remove_spill_dir_if_empty();
+        assert!(!unused.exists());
+        let used = default_spill_dir().unwrap();
+        let (path, _file) = create_spill_file(None, "stdout").unwrap();
+        remove_spill_dir_if_empty();
+        assert!(path.exists() && used.is_dir());
+        std::fs::remove_dir_all(&used).unwrap();
     }
 
     #[test]

@@ -1,11 +1,16 @@
-//! A command's process tree: the process group its direct child leads.
+//! A command's process tree: the session its direct child leads (each command is spawned as
+//! a session leader, so its process group and its session have the child's pid as id).
 //!
-//! Liveness is `kill(-pgid, 0)`. Once the direct child is reaped, a group whose remaining
-//! members are all zombies counts as dead on Linux (their parent may never reap them, and
-//! they can run nothing). Once the tree is seen dead it is never signalled again, so a
-//! reused group id is safe.
+//! Liveness is `kill(-pgid, 0)`, and once the direct child is reaped, whether any process
+//! of its session can still run: a process that left the group (`setpgid`, as `timeout` or
+//! a shell's job control do) is still part of the tree; one that left the session
+//! (`setsid`) is not. A group whose remaining members are all zombies counts as dead on
+//! Linux (their parent may never reap them, and they can run nothing). Once the tree is
+//! seen dead it is never signalled again, so a reused id is safe.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
@@ -35,6 +40,7 @@ impl ProcessTree {
 
     /// Records that the direct child was reaped.
     pub(crate) fn mark_reaped(&self) {
+        waited_children().remove(&self.pgid);
         self.reaped.store(true, Ordering::SeqCst);
     }
 
@@ -48,7 +54,7 @@ impl ProcessTree {
         self.exited.load(Ordering::SeqCst)
     }
 
-    /// Whether any process of the group can still run.
+    /// Whether any process of the tree can still run.
     pub(crate) fn alive(&self) -> bool {
         if self.exited() || self.pgid <= 0 {
             return false;
@@ -57,16 +63,19 @@ impl ProcessTree {
         if reaped {
             reap_group(self.pgid);
         }
-        match killpg(Pid::from_raw(self.pgid), None) {
-            Ok(()) => !reaped || group_has_live_members(self.pgid) != Some(false),
+        let group = match killpg(Pid::from_raw(self.pgid), None) {
+            Ok(()) => !reaped || has_live_member(self.pgid, |stat| stat.group) != Some(false),
             Err(Errno::ESRCH) => false,
             Err(Errno::EPERM) => true,
             Err(_) => !reaped,
-        }
+        };
+        // While the leader lives the group does too (a session leader cannot leave it).
+        group || (reaped && has_live_member(self.pgid, |stat| stat.session) == Some(true))
     }
 
-    /// Sends `signal` to the group if it is alive, falling back to the direct child when the
-    /// group cannot be signalled. Returns whether the tree was alive.
+    /// Sends `signal` to the group and to every process of its session that left it if the
+    /// tree is alive, falling back to the direct child when the group cannot be signalled.
+    /// Returns whether the tree was alive.
     pub(crate) fn signal(&self, signal: Signal) -> bool {
         if !self.alive() {
             return false;
@@ -75,8 +84,18 @@ impl ProcessTree {
         {
             let _ = kill(Pid::from_raw(self.pgid), signal);
         }
+        signal_strays(self.pgid, signal);
         true
     }
+}
+
+/// Our direct children whose own waiter reaps them: never taken by [`reap_adopted`].
+static WAITED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// The set of direct children with a waiter; hold it across a spawn and add the child, so
+/// no sweep takes it in between.
+pub(crate) fn waited_children() -> MutexGuard<'static, BTreeSet<i32>> {
+    WAITED.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Makes this process the reaper of its orphaned descendants (Linux), once: a command's
@@ -104,120 +123,166 @@ fn reap_group(pgid: i32) {
             break;
         }
     }
-    reap_adopted_sessions();
+    reap_adopted();
 }
 
-/// Collects exited children handed to us that left our session (daemons that called
-/// `setsid`, such as `ssh -f` or an agent): they belong to no group we watch, and nothing
-/// else waits for them. Every process this harness spawns stays in its session, so no child
-/// another waiter expects is taken.
-fn reap_adopted_sessions() {
+/// Collects exited children handed to us from outside our own session: descendants of a
+/// command (each command leads a session of its own) that outlived it, including daemons
+/// that called `setsid` (`ssh -f`, an agent). Nothing else waits for them. Our direct
+/// children with a waiter of their own are left to it ([`waited_children`]); processes
+/// this harness starts otherwise stay in its session and are not taken either.
+fn reap_adopted() {
     #[cfg(target_os = "linux")]
     {
         use nix::sys::wait::{WaitPidFlag, waitpid};
         let own = std::process::id();
-        let Ok(own_sid) = nix::unistd::getsid(None) else {
+        let Ok(own_session) = nix::unistd::getsid(None) else {
             return;
         };
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|name| name.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some((state, parent, session)) = zombie_facts(&stat) else {
-                continue;
-            };
-            if state == 'Z' && parent == own && session != own_sid.as_raw() {
+        let waited = waited_children();
+        for (pid, stat) in processes() {
+            if stat.state == 'Z'
+                && stat.parent == own
+                && stat.session != own_session.as_raw()
+                && !waited.contains(&pid)
+            {
                 let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
             }
         }
     }
 }
 
-/// `(state, ppid, session)` of a `/proc/<pid>/stat` line.
-fn zombie_facts(stat: &str) -> Option<(char, u32, i32)> {
-    let rest = stat.get(stat.rfind(')')? + 1..)?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let parent = fields.next()?.parse().ok()?;
-    let _group: i32 = fields.next()?.parse().ok()?;
-    let session = fields.next()?.parse().ok()?;
-    Some((state, parent, session))
+/// Sends `signal` to each process of session `session` outside the group of the same id
+/// (which `killpg` reached already). Each is checked again through a pidfd before it is
+/// signalled, so an id that was reused meanwhile is spared.
+fn signal_strays(session: i32, signal: Signal) {
+    for (pid, stat) in processes() {
+        if stat.session == session && stat.group != session {
+            signal_if_still(pid, session, signal);
+        }
+    }
 }
 
-/// Whether process group `pgid` has a process that can still run: `kill(-pgid, 0)`, and on
-/// Linux a group holding only zombies counts as gone.
+/// Signals `pid` if it still belongs to session `session` once held by a pidfd (a plain
+/// `kill` after the same check where the kernel has no pidfds).
+fn signal_if_still(pid: i32, session: i32, signal: Signal) {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let still = || read_stat(pid).is_some_and(|stat| stat.session == session);
+    #[expect(
+        unsafe_code,
+        reason = "pidfd_open(2) and pidfd_send_signal(2) have no wrapper in our nix version"
+    )]
+    // SAFETY: pidfd_open takes plain integers and returns a new descriptor or -1; the
+    // descriptor is owned by `OwnedFd` from then on. pidfd_send_signal takes that descriptor,
+    // a signal number and null info.
+    unsafe {
+        use nix::libc;
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+        let Ok(raw) = i32::try_from(fd) else {
+            return;
+        };
+        if raw < 0 {
+            if still() {
+                let _ = kill(Pid::from_raw(pid), signal);
+            }
+            return;
+        }
+        let pidfd = OwnedFd::from_raw_fd(raw);
+        if still() {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                signal as i32,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
+    }
+}
+
+/// Whether group `pgid` has a process that can still run: `kill(-pgid, 0)`, and on Linux a
+/// group holding only zombies counts as gone.
 pub fn process_group_alive(pgid: i32) -> bool {
     if pgid <= 0 {
         return false;
     }
     match killpg(Pid::from_raw(pgid), None) {
-        Ok(()) => group_has_live_members(pgid) != Some(false),
+        Ok(()) => has_live_member(pgid, |stat| stat.group) != Some(false),
         Err(Errno::ESRCH) => false,
         Err(_) => true,
     }
 }
 
-/// On Linux: `Some(true)` when a member of group `pgid` is not a zombie, `Some(false)` when
-/// every member is one or none is left (the group emptied after `kill(-pgid, 0)` answered),
-/// `None` when `/proc` cannot be read. Elsewhere always `None`.
-fn group_has_live_members(pgid: i32) -> Option<bool> {
-    if !cfg!(target_os = "linux") {
+/// On Linux: `Some(true)` when a process whose `id_of` is `id` is not a zombie,
+/// `Some(false)` when none is (or none is left), `None` when `/proc` cannot be read.
+/// Elsewhere always `None`.
+fn has_live_member(id: i32, id_of: impl Fn(&Stat) -> i32) -> Option<bool> {
+    if !cfg!(target_os = "linux") || std::fs::metadata("/proc/self/stat").is_err() {
         return None;
     }
-    let entries = std::fs::read_dir("/proc").ok()?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((state, group)) = parse_stat(&stat) else {
-            continue;
-        };
-        if group == pgid && !matches!(state, 'Z' | 'X' | 'x') {
-            return Some(true);
-        }
-    }
-    Some(false)
+    Some(processes().any(|(_, stat)| id_of(&stat) == id && !matches!(stat.state, 'Z' | 'X' | 'x')))
 }
 
-/// The state and process group of a `/proc/<pid>/stat` line (the command name may hold
-/// spaces and parentheses, so fields are counted from the last `)`).
-fn parse_stat(line: &str) -> Option<(char, i32)> {
+/// What `/proc/<pid>/stat` says about one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    state: char,
+    parent: u32,
+    group: i32,
+    session: i32,
+}
+
+/// Every process listed in `/proc`, with its stat (those gone meanwhile are skipped).
+fn processes() -> impl Iterator<Item = (i32, Stat)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, read_stat(pid)?)))
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// A `/proc/<pid>/stat` line (the command name may hold spaces and parentheses, so fields
+/// are counted from the last `)`).
+fn parse_stat(line: &str) -> Option<Stat> {
     let (_, rest) = line.rsplit_once(')')?;
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
-    let _parent = fields.next()?;
+    let parent = fields.next()?.parse().ok()?;
     let group = fields.next()?.parse().ok()?;
-    Some((state, group))
+    let session = fields.next()?.parse().ok()?;
+    Some(Stat {
+        state,
+        parent,
+        group,
+        session,
+    })
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     #[test]
     fn parses_stat_lines_with_odd_names() {
         assert_eq!(
-            parse_stat("1234 (sleep) S 1 1234 1234 0 -1 4194560 95 0"),
-            Some(('S', 1234))
+            parse_stat("1234 (sleep) S 1 1234 1230 0 -1 4194560 95 0"),
+            Some(Stat {
+                state: 'S',
+                parent: 1,
+                group: 1234,
+                session: 1230
+            })
         );
-        assert_eq!(parse_stat("77 (a) b (c)) Z 5 70 70 0"), Some(('Z', 70)));
+        assert_eq!(
+            parse_stat("77 (a) b (c)) Z 5 70 71 0").map(|stat| (stat.state, stat.group)),
+            Some(('Z', 70))
+        );
         assert_eq!(parse_stat("garbage"), None);
     }
 
@@ -229,12 +294,12 @@ mod tests {
     }
 
     #[test]
-    fn our_own_group_is_alive() {
+    fn our_own_group_and_session_are_alive() {
         let own = nix::unistd::getpgrp().as_raw();
         assert!(process_group_alive(own));
-        assert_eq!(
-            group_has_live_members(own),
-            cfg!(target_os = "linux").then_some(true)
-        );
+        let linux = cfg!(target_os = "linux").then_some(true);
+        assert_eq!(has_live_member(own, |stat| stat.group), linux);
+        let session = nix::unistd::getsid(None).unwrap().as_raw();
+        assert_eq!(has_live_member(session, |stat| stat.session), linux);
     }
 }

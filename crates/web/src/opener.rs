@@ -2,11 +2,17 @@
 //! commands, tried in order; `%s` stands for the URL, else it is appended), else the
 //! platform's opener (`xdg-open`, `open`, `cmd /c start`).
 //!
+//! The opener runs unconfined, so a bare program name is looked up in the system's own
+//! directories ([`dsh_shell::system_program`]), never through `PATH`, where a model's command
+//! could have planted a program of that name (a project's `.venv/bin`); an absolute path in
+//! `$BROWSER` is the user's explicit choice and is run as given.
+//!
 //! The opener's command line is readable by any local process (`ps`, `/proc/*/cmdline`) and
 //! a browser it starts keeps it for its whole life, so the caller hands it a URL holding only
 //! a one-time login code, never the token; nothing is written to a file. Its environment is
 //! scrubbed as a shell's is ([`dsh_shell::is_scrubbed_name`]: credentials and `DSH_*`).
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Starts the default browser on a URL.
@@ -82,7 +88,7 @@ fn run(argv: &[String], target: &str) -> Result<(), String> {
     let Some((program, args)) = argv.split_first() else {
         return Err("an empty opener command".to_owned());
     };
-    let mut command = Command::new(program);
+    let mut command = Command::new(resolve(program)?);
     let mut placed = false;
     for arg in args {
         if arg.contains("%s") {
@@ -114,6 +120,27 @@ fn run(argv: &[String], target: &str) -> Result<(), String> {
     }
 }
 
+/// Where `program` is run from: an absolute path as given; a bare name from the system's
+/// directories only. The error follows "because".
+fn resolve(program: &str) -> Result<PathBuf, String> {
+    let path = Path::new(program);
+    if path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    if program.contains('/') {
+        return Err(format!(
+            "{program} is a relative path; give the opener's absolute path"
+        ));
+    }
+    dsh_shell::system_program(program).ok_or_else(|| {
+        format!(
+            "{program} is not a program owned by root in {} (one found through PATH could \
+             have been planted by a command); set BROWSER to its absolute path to use it",
+            dsh_shell::SYSTEM_PROGRAM_DIRS.join(", ")
+        )
+    })
+}
+
 /// Whether dsh runs in an SSH session (a browser opened there would be on the wrong machine).
 pub(crate) fn in_ssh_session() -> bool {
     ["SSH_CONNECTION", "SSH_TTY"]
@@ -122,8 +149,28 @@ pub(crate) fn in_ssh_session() -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_names_come_from_system_directories_only() {
+        assert!(resolve("sh").unwrap().is_absolute());
+        assert_eq!(
+            resolve("/opt/browser/run").unwrap(),
+            PathBuf::from("/opt/browser/run")
+        );
+        assert!(
+            resolve("bin/browser")
+                .unwrap_err()
+                .contains("is a relative path")
+        );
+        let missing = resolve("dsh-test-browser-nowhere").unwrap_err();
+        assert!(
+            missing.starts_with("dsh-test-browser-nowhere is not a program owned by root in"),
+            "{missing}"
+        );
+    }
 
     #[test]
     fn browser_lists_are_split_into_commands() {

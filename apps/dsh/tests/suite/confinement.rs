@@ -259,3 +259,78 @@ async fn a_background_job_dies_with_a_killed_dsh_too() {
     });
     started.await.unwrap();
 }
+
+#[test]
+fn a_job_that_left_its_group_dies_with_a_killed_dsh_too() {
+    let sandbox = Sandbox::new();
+    // Job control gives the job a process group of its own, as `timeout` does for itself.
+    let seconds = unique_seconds(8181);
+    let marker = format!("sleep {seconds}");
+    let mut dsh = spawn_call(&sandbox, &format!("set -m; s=sleep; $s {seconds} & wait"));
+    wait_for("the job started", || alive(&marker));
+    kill_hard(&mut dsh);
+    wait_for("the job died with dsh", || !alive(&marker));
+}
+
+#[test]
+fn a_bash_planted_on_path_never_runs_unconfined() {
+    let sandbox = Sandbox::new();
+    // A command could write `bash` into a PATH directory inside its workspace (an activated
+    // `.venv/bin`); dsh's own unconfined helpers must never pick it up.
+    let log = sandbox.work().join("planted-ran");
+    let planted = sandbox.write(
+        "work/.venv/bin/bash",
+        &format!(
+            "#!/bin/sh\ngrep NoNewPrivs /proc/self/status >> {}\nexec /bin/bash \"$@\"\n",
+            log.display()
+        ),
+    );
+    std::fs::set_permissions(
+        &planted,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        planted.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let run = call(&sandbox, "echo ran", &[("PATH", &path)]);
+    assert!(
+        run.stdout.starts_with("ran\n"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    // The command's own bash is found on its PATH, and runs confined (`no_new_privs` set):
+    // proof that the planted one was there to be found.
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!log.is_empty(), "the PATH was not honoured at all");
+    assert!(
+        log.lines().all(|line| line.ends_with('1')),
+        "the planted bash ran without confinement: {log}"
+    );
+}
+
+#[test]
+fn a_run_that_spilled_nothing_leaves_no_spill_directory() {
+    let sandbox = Sandbox::new();
+    let temp = tempfile::tempdir().unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_dsh"));
+    let arguments = json!({"command": "echo hi", "description": "probe"}).to_string();
+    let output = run
+        .args(["tools", "call", "bash", &arguments])
+        .current_dir(sandbox.work())
+        .env("DSH_HOME", sandbox.home())
+        .env("TMPDIR", temp.path())
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("DSH_PERMISSION_MODE")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let left: Vec<_> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

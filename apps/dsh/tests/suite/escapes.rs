@@ -178,6 +178,7 @@ async fn home_inside_the_workspace(as_nobody: bool, inside: &str) -> Option<()> 
     );
     let attack = format!(
         "cat {unconfined} >> \"$DSH_HOME/cordis.patch.yml\"; echo appended=$?; \
+         cat {unconfined} >> {inside}/cordis.patch.yml; echo relative=$?; \
          echo '{{\"type\":\"bogus\"}}' >> \"$DSH_SESSION_JSONL\"; echo corrupted=$?; \
          mkdir -p \"$DSH_HOME/profiles/headless\" && echo '- id: bash-sandbox' > \
          \"$DSH_HOME/profiles/headless/cordis.patch.yml\"; echo planted=$?; \
@@ -206,6 +207,7 @@ async fn home_inside_the_workspace(as_nobody: bool, inside: &str) -> Option<()> 
     let result = &tool_results(&requests[1].body)[0].1;
     for refused in [
         "appended=1",
+        "relative=1",
         "corrupted=1",
         "planted=1",
         "parent_moved=1",
@@ -382,4 +384,38 @@ fn a_workspace_that_is_the_home_directory_is_refused() {
         run.stdout
     );
     assert!(!home.join(".profile-probe").exists());
+}
+
+#[test]
+fn a_dsh_home_named_through_a_link_in_the_workspace_is_refused() {
+    // A command could replace the link with a directory of its own, which the next dsh
+    // would take for its home (and its `cordis.patch.yml`).
+    let sandbox = Sandbox::new();
+    let real = sandbox.work().join("dh");
+    std::fs::create_dir_all(&real).unwrap();
+    let link = sandbox.work().join("dhlink");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let arguments =
+        serde_json::json!({"command": "echo ran > beside.txt", "description": "probe"}).to_string();
+    let run = Run::from(
+        sandbox
+            .command(&["tools", "call", "bash", &arguments])
+            .env("DSH_HOME", &link)
+            .env_remove("DSH_PERMISSION_MODE")
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "workspace-write refused: the protected path {} (dsh's home ($DSH_HOME)) passes \
+             through the symbolic link {} inside the writable {}",
+            link.display(),
+            link.display(),
+            sandbox.work().display()
+        )),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(!sandbox.work().join("beside.txt").exists());
 }

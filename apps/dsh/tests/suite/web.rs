@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -267,6 +268,31 @@ fn an_opener_that_fails_leaves_the_server_up_and_names_the_url() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn an_opener_planted_on_path_never_runs() {
+    // A model's command could write `xdg-open` into a PATH directory inside its workspace
+    // (a project's `.venv/bin`); the next `dsh web` would run it unconfined.
+    let sandbox = Sandbox::new();
+    let ran = sandbox.work().join("planted-ran");
+    let planted = sandbox.write(
+        "work/.venv/bin/xdg-open",
+        &format!("#!/bin/sh\necho \"$1\" > {}\n", ran.display()),
+    );
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        planted.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut command = sandbox.command(&["web", "--port", "0"]);
+    command.env("PATH", path).env_remove("BROWSER");
+    let served = Served::start(command);
+    served.next_line();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(served.stop().code, Some(0));
+    assert!(!ran.exists(), "the planted opener ran");
 }
 
 /// A model's command under `dsh web` (run as root, or as `nobody` when `as_nobody`) tries

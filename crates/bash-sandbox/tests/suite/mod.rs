@@ -1,5 +1,7 @@
+mod aliases;
 mod background;
 mod confine;
+mod guard;
 mod network;
 mod plugin;
 mod protect;

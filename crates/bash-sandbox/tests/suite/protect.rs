@@ -375,7 +375,7 @@ async fn the_launch_thread_a_command_shares_its_domain_with_is_out_of_its_reach(
 }
 
 #[tokio::test]
-async fn a_fenced_port_is_closed_to_mptcp_and_tcp_fast_open_too() {
+async fn a_fenced_port_is_closed_to_mptcp_smc_fast_open_and_raw_sockets_too() {
     let (_workspace, root) = outside_dir();
     let (host, port, protection, _fence) = fenced_host();
     let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
@@ -385,6 +385,9 @@ import socket
 tries = {{
     "mptcp": lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262).connect(("127.0.0.1", {port})),
     "fastopen": lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", {port})),
+    "smc": lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 256).connect(("127.0.0.1", {port})),
+    "packet": lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0),
+    "raw": lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP),
 }}
 for name, attempt in tries.items():
     try:
@@ -396,14 +399,16 @@ PY"#
     );
     for (strategy, fixture, _spill) in fenced(&standing, &protection) {
         let result = run_in(&fixture, &probe, &root, &[]).await;
-        assert!(
-            result.stdout.text.contains("mptcp refused"),
-            "{strategy}: {result:?}"
-        );
-        assert!(
-            result.stdout.text.contains("fastopen refused"),
-            "{strategy}: {result:?}"
-        );
+        // Refused by the filter (EPERM), not by what this kernel happens to lack.
+        for attempt in ["mptcp", "fastopen", "smc", "packet", "raw"] {
+            assert!(
+                result
+                    .stdout
+                    .text
+                    .contains(&format!("{attempt} refused 1\n")),
+                "{strategy}: {attempt}: {result:?}"
+            );
+        }
         assert!(
             !result.stdout.text.contains("reached"),
             "{strategy}: {result:?}"
@@ -485,4 +490,40 @@ async fn a_workspace_replaced_by_a_link_is_refused() {
         "{error}"
     );
     assert!(!target.join("planted").exists());
+}
+
+#[tokio::test]
+async fn a_working_directory_entered_before_the_carve_outs_does_not_reach_beneath_them() {
+    let (_workspace, root) = outside_dir();
+    // `sub` is pinned in place above the carve-out, and `sub/dh` is the carve-out itself: a
+    // process that entered either before they were mounted would see what lies beneath.
+    let home = root.join("sub/dh");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("settings.yml"), "kept\n").unwrap();
+    let mut standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
+    standing.protected_paths = vec![ProtectedPath::new(&home, "dsh's home ($DSH_HOME)")];
+    let protection = SandboxProtection::new();
+    for (strategy, fixture, _spill) in fenced(&standing, &protection) {
+        for (workdir, command) in [
+            (root.join("sub"), "echo x >> dh/settings.yml"),
+            (home.clone(), "echo x >> settings.yml"),
+            (home.clone(), "touch planted"),
+        ] {
+            let result = run_in(&fixture, command, &workdir, &[]).await;
+            assert_ne!(
+                result.exit_code,
+                Some(0),
+                "{strategy}: {command} in {}: {result:?}",
+                workdir.display()
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(home.join("settings.yml")).unwrap(),
+            "kept\n",
+            "{strategy}"
+        );
+        assert!(!home.join("planted").exists(), "{strategy}");
+        let beside = run_in(&fixture, "echo ok > beside.txt", &root.join("sub"), &[]).await;
+        assert_eq!(beside.exit_code, Some(0), "{strategy}: {beside:?}");
+    }
 }

@@ -76,8 +76,6 @@ fn workspace_plan(
             workspace.display()
         )));
     }
-    // A protected path that does not exist has nothing to keep (its owner creates it
-    // before any command runs, and no command can remove it afterwards).
     let protected: Vec<ProtectedPath> = policy
         .protected_paths
         .iter()
@@ -119,6 +117,9 @@ fn workspace_plan(
             roots.push(root);
         }
     }
+    for entry in &policy.protected_paths {
+        refuse_a_link_on_the_way(entry, &roots)?;
+    }
     let mut carve_outs: Vec<ProtectedPath> = Vec::new();
     for entry in protected {
         let inside = roots.iter().any(|root| entry.path.starts_with(root));
@@ -130,7 +131,90 @@ fn workspace_plan(
             carve_outs.push(entry);
         }
     }
+    for entry in &policy.protected_paths {
+        refuse_a_missing_path_inside(entry, &roots, &carve_outs)?;
+    }
     Ok(WritePlan { roots, carve_outs })
+}
+
+/// Refuses a protected path named through a symbolic link that lies inside a writable root:
+/// a command could replace the link, and the next `dsh` would take files of the command's
+/// own for its control files (`DSH_HOME=ws/link-to-home`).
+fn refuse_a_link_on_the_way(
+    entry: &ProtectedPath,
+    roots: &[PathBuf],
+) -> Result<(), SandboxRefusal> {
+    for link in links_on_the_way(&entry.path) {
+        if let Some(root) = roots.iter().find(|root| link.starts_with(root)) {
+            return Err(SandboxRefusal(format!(
+                "workspace-write refused: the protected path {} ({}) passes through the \
+                 symbolic link {} inside the writable {}; a command could replace the link \
+                 and hand dsh files of its own. Name it by its real path, {}, or move it out \
+                 of the workspace",
+                entry.path.display(),
+                entry.owner,
+                link.display(),
+                root.display(),
+                canonical_path(&entry.path).display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where each symbolic link on the way to `path` lies (resolved up to the link itself),
+/// outermost first.
+fn links_on_the_way(path: &Path) -> Vec<PathBuf> {
+    let mut links = Vec::new();
+    let mut prefix = PathBuf::new();
+    for component in path.components() {
+        prefix.push(component);
+        let is_link =
+            std::fs::symlink_metadata(&prefix).is_ok_and(|meta| meta.file_type().is_symlink());
+        if is_link && let (Some(parent), Some(name)) = (prefix.parent(), prefix.file_name()) {
+            links.push(canonical_path(parent).join(name));
+        }
+    }
+    links
+}
+
+/// Refuses a protected path that does not exist inside a writable root, unless a carve-out
+/// already covers it: a command could create it, and its owner would then read what the
+/// command put there.
+fn refuse_a_missing_path_inside(
+    entry: &ProtectedPath,
+    roots: &[PathBuf],
+    carve_outs: &[ProtectedPath],
+) -> Result<(), SandboxRefusal> {
+    if std::fs::symlink_metadata(&entry.path).is_ok() {
+        return Ok(());
+    }
+    let location = resolved_location(&entry.path);
+    let covered = carve_outs
+        .iter()
+        .any(|kept| location.starts_with(&kept.path));
+    match roots.iter().find(|root| location.starts_with(root)) {
+        Some(root) if !covered => Err(SandboxRefusal(format!(
+            "workspace-write refused: the protected path {} ({}) does not exist, and it lies \
+             inside the writable {}, where a command could create it; create it (or stop \
+             protecting it) before commands run",
+            entry.path.display(),
+            entry.owner,
+            root.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `path` with its longest existing ancestor resolved and the rest appended.
+fn resolved_location(path: &Path) -> PathBuf {
+    for ancestor in path.ancestors().skip(1) {
+        if ancestor.exists() {
+            let rest = path.strip_prefix(ancestor).unwrap_or(path);
+            return canonical_path(ancestor).join(rest);
+        }
+    }
+    path.to_path_buf()
 }
 
 #[cfg(test)]
@@ -182,7 +266,7 @@ mod tests {
         std::fs::create_dir_all(&sessions).unwrap();
         std::fs::write(&patch, "[]\n").unwrap();
         let elsewhere = Path::new("/nonexistent-dsh-test/store");
-        let missing = root.join("not-created-yet");
+        let not_yet = dsh_home.join("not-created-yet");
         let plan = plan_with_home(
             &policy(
                 SandboxMode::WorkspaceWrite,
@@ -192,7 +276,7 @@ mod tests {
                     (&dsh_home, "dsh's home ($DSH_HOME)"),
                     (&patch, "a patch layer"),
                     (elsewhere, "a store outside every root"),
-                    (&missing, "nothing to keep yet"),
+                    (&not_yet, "inside a carve-out"),
                 ],
             ),
             None,
@@ -205,8 +289,8 @@ mod tests {
                 ProtectedPath::new(&dsh_home, "dsh's home ($DSH_HOME)"),
                 ProtectedPath::new(&patch, "a patch layer"),
             ],
-            "the store inside the home is covered by it; the outside and the missing ones need \
-             nothing"
+            "the store inside the home is covered by it; the outside one and the missing one \
+             the home covers need nothing"
         );
         let read_only = plan_with_home(
             &policy(SandboxMode::ReadOnly, &root, &[(&dsh_home, "home")]),
@@ -215,6 +299,74 @@ mod tests {
         .unwrap()
         .unwrap();
         assert!(read_only.carve_outs.is_empty());
+    }
+
+    #[test]
+    fn a_missing_protected_path_inside_a_root_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_path(dir.path());
+        let missing = root.join("later/settings");
+        let refusal = plan_with_home(
+            &policy(SandboxMode::WorkspaceWrite, &root, &[(&missing, "kept")]),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            refusal.0,
+            format!(
+                "workspace-write refused: the protected path {} (kept) does not exist, and it \
+                 lies inside the writable {}, where a command could create it; create it (or \
+                 stop protecting it) before commands run",
+                missing.display(),
+                root.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_protected_path_named_through_a_link_inside_a_root_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_path(dir.path());
+        let home = root.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::os::unix::fs::symlink(&home, root.join("link")).unwrap();
+        let named = root.join("link");
+        let refusal = plan_with_home(
+            &policy(
+                SandboxMode::WorkspaceWrite,
+                &root,
+                &[(&named, "dsh's home")],
+            ),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            refusal.0.contains(&format!(
+                "the protected path {} (dsh's home) passes through the symbolic link {} inside \
+                 the writable {}",
+                named.display(),
+                named.display(),
+                root.display()
+            )) && refusal
+                .0
+                .contains(&format!("Name it by its real path, {}", home.display())),
+            "{refusal}"
+        );
+        // A link outside every root (not under /tmp) cannot be replaced by a command: the
+        // path is kept.
+        let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+        let link = outside.path().join("link");
+        std::os::unix::fs::symlink(&home, &link).unwrap();
+        let plan = plan_with_home(
+            &policy(SandboxMode::WorkspaceWrite, &root, &[(&link, "dsh's home")]),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            plan.carve_outs,
+            vec![ProtectedPath::new(&home, "dsh's home")]
+        );
     }
 
     #[test]

@@ -40,3 +40,53 @@ async fn a_daemon_that_left_the_session_is_collected_once_it_exits() {
         "daemon {daemon} is left as a zombie"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_command_leads_a_session_of_its_own() {
+    let f = fixture();
+    let command = r#"read -r s < /proc/$$/stat; s=${s##*) }; set -- $s; echo "$$ $3 $4""#;
+    let result = f
+        .runner
+        .run(&bash_argv(command), &spec(command))
+        .await
+        .unwrap();
+    let ids: Vec<i32> = result
+        .stdout
+        .text
+        .split_whitespace()
+        .map(|id| id.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{result:?}");
+    assert!(
+        ids.iter().all(|id| *id == ids[0]),
+        "pid, group and session differ: {ids:?}"
+    );
+    assert_ne!(ids[0], nix::unistd::getsid(None).unwrap().as_raw());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_left_its_group_dies_with_a_timed_out_command() {
+    let f = fixture();
+    // Job control gives the background job a process group of its own, as `timeout` or
+    // Python's `process_group=0` would.
+    let command = "set -m; sleep 60 & echo $!; wait";
+    let request = dsh_shell::ShellExecRequest {
+        timeout_ms: Some(400.0),
+        ..dsh_shell::ShellExecRequest::new(command)
+    };
+    let result = f
+        .runner
+        .run(&bash_argv(command), &super::support::spec_with(request))
+        .await
+        .unwrap();
+    assert!(result.timed_out, "{result:?}");
+    let stray = pids(&result.stdout.text)[0];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while super::support::pid_running(stray) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        !super::support::pid_running(stray),
+        "the job that left the group outlived its command"
+    );
+}
