@@ -1,10 +1,10 @@
 //! A command's process tree: the session its direct child leads (each command is spawned as
 //! a session leader, so its process group and its session have the child's pid as id).
 //!
-//! Liveness is `kill(-pgid, 0)`, and once the direct child is reaped, whether any process
-//! of its session can still run: a process that left the group (`setpgid`, as `timeout` or
-//! a shell's job control do) is still part of the tree; one that left the session
-//! (`setsid`) is not. A group whose remaining members are all zombies counts as dead on
+//! Liveness is `kill(-pgid, 0)`, and once the direct child is reaped and the group is gone,
+//! whether any process of its session can still run: a process that left the group
+//! (`setpgid`, as `timeout` or a shell's job control do) is still part of the tree; one that
+//! left the session (`setsid`) is not. A group whose remaining members are all zombies counts as dead on
 //! Linux (their parent may never reap them, and they can run nothing). Once the tree is
 //! seen dead it is never signalled again, so a reused id is safe.
 
@@ -70,7 +70,7 @@ impl ProcessTree {
             Err(_) => !reaped,
         };
         // While the leader lives the group does too (a session leader cannot leave it).
-        group || (reaped && has_live_member(self.pgid, |stat| stat.session) == Some(true))
+        group || (reaped && session_outlives_group(self.pgid))
     }
 
     /// Sends `signal` to the group and to every process of its session that left it if the
@@ -140,16 +140,43 @@ fn reap_adopted() {
             return;
         };
         let waited = waited_children();
-        for (pid, stat) in processes() {
-            if stat.state == 'Z'
-                && stat.parent == own
-                && stat.session != own_session.as_raw()
-                && !waited.contains(&pid)
-            {
+        let candidates: Vec<(i32, Stat)> = match adopted_children() {
+            Some(children) => children,
+            None => processes().filter(|(_, stat)| stat.parent == own).collect(),
+        };
+        for (pid, stat) in candidates {
+            if stat.state == 'Z' && stat.session != own_session.as_raw() && !waited.contains(&pid) {
                 let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
             }
         }
     }
+}
+
+/// Whether a process of session `session` still runs once its group is gone. Each such
+/// process descends from the group, so the outermost of them lost its parent and was handed
+/// to us (the subreaper): looking among our own children is enough, and far cheaper than a
+/// walk over `/proc`, which is the fallback where the kernel does not list children.
+fn session_outlives_group(session: i32) -> bool {
+    match adopted_children() {
+        Some(children) => children
+            .iter()
+            .any(|(_, stat)| stat.session == session && !matches!(stat.state, 'Z' | 'X' | 'x')),
+        None => has_live_member(session, |stat| stat.session) == Some(true),
+    }
+}
+
+/// The children of this process's main thread (where the kernel hands orphans to a
+/// subreaper), with their stat; `None` where `/proc` does not list children.
+fn adopted_children() -> Option<Vec<(i32, Stat)>> {
+    let own = std::process::id();
+    let listed = std::fs::read_to_string(format!("/proc/{own}/task/{own}/children")).ok()?;
+    Some(
+        listed
+            .split_whitespace()
+            .filter_map(|pid| pid.parse::<i32>().ok())
+            .filter_map(|pid| Some((pid, read_stat(pid)?)))
+            .collect(),
+    )
 }
 
 /// Sends `signal` to each process of session `session` outside the group of the same id

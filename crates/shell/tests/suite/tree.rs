@@ -90,3 +90,26 @@ async fn a_process_that_left_its_group_dies_with_a_timed_out_command() {
         "the job that left the group outlived its command"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_left_its_group_and_ignores_sigterm_gets_sigkill() {
+    let f = fixture();
+    // The job leaves the group and ignores SIGTERM: only a tree that still counts it as
+    // alive sends the SIGKILL after the grace.
+    let command = "set -m; (trap '' TERM; exec sleep 60) & echo $!; wait";
+    let request = dsh_shell::ShellExecRequest {
+        timeout_ms: Some(400.0),
+        ..dsh_shell::ShellExecRequest::new(command)
+    };
+    let result = f
+        .runner
+        .run(&bash_argv(command), &super::support::spec_with(request))
+        .await
+        .unwrap();
+    assert!(result.timed_out, "{result:?}");
+    let stray = pids(&result.stdout.text)[0];
+    assert!(
+        !super::support::pid_running(stray),
+        "the run ended while the job that left the group still ran"
+    );
+}
