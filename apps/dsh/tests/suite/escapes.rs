@@ -6,7 +6,7 @@ use dsh_test_support::fake_deepseek::FakeDeepSeek;
 use pretty_assertions::assert_eq;
 
 use super::headless::{answer, bash_call, exported, only_session, run, tool_results};
-use super::support::{NOBODY, Run, Sandbox};
+use super::support::{Run, Sandbox};
 
 /// A key no test output may ever contain.
 const KEY: &str = "sk-never-readable-7f3a91";
@@ -43,13 +43,8 @@ fn leaks(text: &str) -> bool {
 fn probe_through_tools(as_nobody: bool, mode: &str) -> Option<Run> {
     let sandbox = Sandbox::new();
     let arguments = serde_json::json!({"command": PROBE, "description": "probe"}).to_string();
-    let args = ["tools", "call", "bash", arguments.as_str()];
-    let mut command = if as_nobody {
-        sandbox.give_to(NOBODY);
-        sandbox.command_as(NOBODY, &args)?
-    } else {
-        sandbox.command(&args)
-    };
+    let mut command =
+        sandbox.command_maybe_as_nobody(as_nobody, &["tools", "call", "bash", &arguments])?;
     command
         .env("DEEPSEEK_API_KEY", KEY)
         .env(TOKEN.0, TOKEN.1)
@@ -119,13 +114,8 @@ async fn probe_in_a_turn(as_nobody: bool) -> Option<()> {
     let fake = FakeDeepSeek::start().await.unwrap();
     fake.push(bash_call("call_1", PROBE));
     fake.push(answer("Probed."));
-    let args = ["--profile", "headless", "probe the harness"];
-    let mut command = if as_nobody {
-        sandbox.give_to(NOBODY);
-        sandbox.command_as(NOBODY, &args)?
-    } else {
-        sandbox.command(&args)
-    };
+    let mut command = sandbox
+        .command_maybe_as_nobody(as_nobody, &["--profile", "headless", "probe the harness"])?;
     command
         .env("DEEPSEEK_BASE_URL", fake.base_url())
         .env("DEEPSEEK_API_KEY", KEY)
@@ -189,13 +179,8 @@ async fn home_inside_the_workspace(as_nobody: bool, inside: &str) -> Option<()> 
     let fake = FakeDeepSeek::start().await.unwrap();
     fake.push(bash_call("call_1", &attack));
     fake.push(answer("Tried."));
-    let args = ["--profile", "headless", "try"];
-    let mut command = if as_nobody {
-        sandbox.give_to(NOBODY);
-        sandbox.command_as(NOBODY, &args)?
-    } else {
-        sandbox.command(&args)
-    };
+    let mut command =
+        sandbox.command_maybe_as_nobody(as_nobody, &["--profile", "headless", "try"])?;
     command
         .env("DSH_HOME", &home)
         .env("DEEPSEEK_BASE_URL", fake.base_url())

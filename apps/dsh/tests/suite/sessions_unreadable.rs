@@ -92,6 +92,18 @@ async fn resume(sandbox: &Sandbox, patch: Option<&str>, id: &str) -> Run {
     run
 }
 
+/// `dsh sessions list --json`, which must exit 1 (a bad log is listed), and its rows.
+fn listed_as_json(sandbox: &Sandbox) -> (Run, Vec<Value>) {
+    let json = dsh(sandbox, &["sessions", "list", "--json"]);
+    assert_exit_1(&json);
+    let rows = json
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (json, rows)
+}
+
 // ---------------------------------------------------------------------------------------
 // JSONL
 // ---------------------------------------------------------------------------------------
@@ -108,13 +120,7 @@ fn a_fifo_in_place_of_a_log_blocks_no_command() {
     assert_eq!(list.stdout, healthy_table());
     assert_eq!(list.stderr, format!("dsh: {refusal}\n"));
 
-    let json = dsh(&sandbox, &["sessions", "list", "--json"]);
-    assert_exit_1(&json);
-    let rows: Vec<Value> = json
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (json, rows) = listed_as_json(&sandbox);
     assert_eq!(rows.len(), 2, "{}", json.stdout);
     assert_eq!(rows[0]["id"], json!(ZSTD_ID));
     assert_eq!(
@@ -208,13 +214,7 @@ fn one_bad_log_hides_no_healthy_one() {
         lines[4]
     );
 
-    let json = dsh(&sandbox, &["sessions", "list", "--json"]);
-    assert_exit_1(&json);
-    let rows: Vec<Value> = json
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (_, rows) = listed_as_json(&sandbox);
     assert_eq!(rows[0]["events"], json!(41));
     let bad_rows: Vec<(Value, Value, bool)> = rows[1..]
         .iter()

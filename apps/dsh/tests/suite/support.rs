@@ -87,6 +87,17 @@ impl Sandbox {
             .env_remove("RUST_LOG");
         Some(command)
     }
+
+    /// `dsh args`, as [`NOBODY`] when `as_nobody` (the sandbox is handed to it first; `None`
+    /// where the machine cannot switch users), else as the test's own user.
+    pub fn command_maybe_as_nobody(&self, as_nobody: bool, args: &[&str]) -> Option<Command> {
+        if as_nobody {
+            self.give_to(NOBODY);
+            self.command_as(NOBODY, args)
+        } else {
+            Some(self.command(args))
+        }
+    }
 }
 
 /// The uid unprivileged runs use (`nobody` on Debian).

@@ -300,13 +300,8 @@ fn an_opener_planted_on_path_never_runs() {
 async fn probe_web_host(as_nobody: bool) -> Option<()> {
     let sandbox = Sandbox::new();
     let fake = FakeDeepSeek::start().await.unwrap();
-    let args = ["web", "--no-open", "--port", "0"];
-    let mut command = if as_nobody {
-        sandbox.give_to(super::support::NOBODY);
-        sandbox.command_as(super::support::NOBODY, &args)?
-    } else {
-        sandbox.command(&args)
-    };
+    let mut command =
+        sandbox.command_maybe_as_nobody(as_nobody, &["web", "--no-open", "--port", "0"])?;
     command
         .env("DEEPSEEK_BASE_URL", fake.base_url())
         .env("DEEPSEEK_API_KEY", "sk-web-never-readable")

@@ -64,12 +64,9 @@ async fn each_command_leads_a_session_of_its_own() {
     assert_ne!(ids[0], nix::unistd::getsid(None).unwrap().as_raw());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_process_that_left_its_group_dies_with_a_timed_out_command() {
+/// Runs `command` (which prints a job's pid first) with a 400 ms timeout; the job's pid.
+async fn timed_out_job(command: &str) -> i32 {
     let f = fixture();
-    // Job control gives the background job a process group of its own, as `timeout` or
-    // Python's `process_group=0` would.
-    let command = "set -m; sleep 60 & echo $!; wait";
     let request = dsh_shell::ShellExecRequest {
         timeout_ms: Some(400.0),
         ..dsh_shell::ShellExecRequest::new(command)
@@ -80,7 +77,14 @@ async fn a_process_that_left_its_group_dies_with_a_timed_out_command() {
         .await
         .unwrap();
     assert!(result.timed_out, "{result:?}");
-    let stray = pids(&result.stdout.text)[0];
+    pids(&result.stdout.text)[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_left_its_group_dies_with_a_timed_out_command() {
+    // Job control gives the background job a process group of its own, as `timeout` or
+    // Python's `process_group=0` would.
+    let stray = timed_out_job("set -m; sleep 60 & echo $!; wait").await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while super::support::pid_running(stray) && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -93,21 +97,9 @@ async fn a_process_that_left_its_group_dies_with_a_timed_out_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_that_left_its_group_and_ignores_sigterm_gets_sigkill() {
-    let f = fixture();
     // The job leaves the group and ignores SIGTERM: only a tree that still counts it as
     // alive sends the SIGKILL after the grace.
-    let command = "set -m; (trap '' TERM; exec sleep 60) & echo $!; wait";
-    let request = dsh_shell::ShellExecRequest {
-        timeout_ms: Some(400.0),
-        ..dsh_shell::ShellExecRequest::new(command)
-    };
-    let result = f
-        .runner
-        .run(&bash_argv(command), &super::support::spec_with(request))
-        .await
-        .unwrap();
-    assert!(result.timed_out, "{result:?}");
-    let stray = pids(&result.stdout.text)[0];
+    let stray = timed_out_job("set -m; (trap '' TERM; exec sleep 60) & echo $!; wait").await;
     assert!(
         !super::support::pid_running(stray),
         "the run ended while the job that left the group still ran"
