@@ -75,7 +75,11 @@ fn the_probe_finds_the_key_when_nothing_confines_the_command() {
 
 #[test]
 fn the_api_key_is_not_readable_from_the_harness_as_root() {
-    let run = probe_through_tools(false, "workspace-write").unwrap();
+    assert_probe_found_nothing(&probe_through_tools(false, "workspace-write").unwrap());
+}
+
+/// The probe ran to its end and found neither secret.
+fn assert_probe_found_nothing(run: &Run) {
     assert!(
         run.stdout.contains("probe-done"),
         "{}{}",
@@ -97,14 +101,7 @@ fn the_api_key_is_not_readable_from_the_harness_unprivileged() {
         "the start-up block was not scrubbed: {}",
         run.stderr
     );
-    assert!(
-        run.stdout.contains("probe-done"),
-        "{}{}",
-        run.stdout,
-        run.stderr
-    );
-    assert!(!leaks(&run.stdout), "{}", run.stdout);
-    assert!(!leaks(&run.stderr), "{}", run.stderr);
+    assert_probe_found_nothing(&run);
 }
 
 /// A real turn whose command probes for the key: it must reach neither the tool result, nor
