@@ -65,12 +65,23 @@ pub fn network_filter() -> Result<BpfProgram, String> {
 /// What a port fence needs besides Landlock's connect rules: Landlock governs `connect(2)`
 /// on TCP sockets, so MPTCP and SMC sockets (which fall back to TCP), TCP Fast Open
 /// (`MSG_FASTOPEN` connects from `sendto`/`sendmsg`), and io_uring are refused; and so are
-/// packet and raw sockets, which could read or forge the fenced port's loopback traffic
-/// (a confined command holds no `CAP_NET_RAW` either).
+/// packet and raw IP sockets, which could read or forge the fenced port's loopback traffic
+/// (a confined command holds no `CAP_NET_RAW` either). Netlink sockets stay open.
 pub fn fence_filter() -> Result<BpfProgram, String> {
     let mptcp = u64::try_from(libc::IPPROTO_MPTCP).map_err(error)?;
     let packet = u64::try_from(libc::AF_PACKET).map_err(error)?;
     let raw = u64::try_from(libc::SOCK_RAW).map_err(error)?;
+    let (inet, inet6) = (
+        u64::try_from(libc::AF_INET).map_err(error)?,
+        u64::try_from(libc::AF_INET6).map_err(error)?,
+    );
+    // Raw IP sockets only: netlink's are raw too, and `ip`, `ss` and `getifaddrs` need them.
+    let raw_of = |family: u64| -> Result<SeccompRule, String> {
+        rule(vec![
+            arg(0, SeccompCmpOp::Eq, family)?,
+            arg(1, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), raw)?,
+        ])
+    };
     let fast_open = u64::try_from(libc::MSG_FASTOPEN).map_err(error)?;
     let fast_open_at = |index| -> Result<Vec<SeccompRule>, String> {
         Ok(vec![rule(vec![arg(
@@ -87,7 +98,8 @@ pub fn fence_filter() -> Result<BpfProgram, String> {
                 rule(vec![arg(2, SeccompCmpOp::Eq, IPPROTO_SMC)?])?,
                 rule(vec![arg(0, SeccompCmpOp::Eq, AF_SMC)?])?,
                 rule(vec![arg(0, SeccompCmpOp::Eq, packet)?])?,
-                rule(vec![arg(1, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), raw)?])?,
+                raw_of(inet)?,
+                raw_of(inet6)?,
             ],
         ),
         (libc::SYS_sendto, fast_open_at(3)?),
@@ -116,8 +128,8 @@ pub fn fence_filter() -> Result<BpfProgram, String> {
 pub struct HarnessGuard {
     /// Process or thread ids (the harness, its orphan guard, the launch thread itself).
     pub ids: Vec<u32>,
-    /// The harness's process group.
-    pub group: Option<u32>,
+    /// Process groups (the harness's, and the orphan guard's own).
+    pub groups: Vec<u32>,
 }
 
 /// `setpriority(2)`'s and `ioprio_set(2)`'s kinds of target.
@@ -139,12 +151,18 @@ impl HarnessGuard {
     /// The harness's process, its process group and its orphan guard (starting the guard
     /// if it is not up yet, so call this on a thread without confinement).
     pub fn of_harness() -> Self {
+        let guard = dsh_shell::guard_pid();
         let mut ids = vec![std::process::id()];
-        ids.extend(dsh_shell::guard_pid());
-        Self {
-            ids,
-            group: u32::try_from(nix::unistd::getpgrp().as_raw()).ok(),
-        }
+        ids.extend(guard);
+        let mut groups: Vec<u32> = u32::try_from(nix::unistd::getpgrp().as_raw())
+            .ok()
+            .into_iter()
+            .collect();
+        // The guard leads a process group of its own.
+        groups.extend(guard);
+        groups.sort_unstable();
+        groups.dedup();
+        Self { ids, groups }
     }
 
     /// Also the calling thread (a launch thread, which its children share a Landlock domain
@@ -166,8 +184,7 @@ impl HarnessGuard {
         let of_ids = |index: u8| -> Result<Vec<SeccompRule>, String> {
             self.ids.iter().map(|id| at(index, *id)).collect()
         };
-        let negated_group = self.group.map(u32::wrapping_neg);
-        // kill(-1): every process of the user; kill(-pgid): the harness's group.
+        // kill(-1): every process of the user.
         let mut kill = of_ids(0)?;
         kill.push(at(0, u32::MAX)?);
         let set_owner = u32::try_from(libc::F_SETOWN).map_err(error)?;
@@ -183,11 +200,12 @@ impl HarnessGuard {
             priority.push(pair_at(0, PRIO_PROCESS, 1, *id)?);
             io_priority.push(pair_at(0, IOPRIO_WHO_PROCESS, 1, *id)?);
         }
-        if let (Some(group), Some(negated)) = (self.group, negated_group) {
-            kill.push(at(0, negated)?);
-            fcntl.push(pair_at(1, set_owner, 2, negated)?);
-            priority.push(pair_at(0, PRIO_PGRP, 1, group)?);
-            io_priority.push(pair_at(0, IOPRIO_WHO_PGRP, 1, group)?);
+        // A group is named negated to kill(2) and F_SETOWN.
+        for group in &self.groups {
+            kill.push(at(0, group.wrapping_neg())?);
+            fcntl.push(pair_at(1, set_owner, 2, group.wrapping_neg())?);
+            priority.push(pair_at(0, PRIO_PGRP, 1, *group)?);
+            io_priority.push(pair_at(0, IOPRIO_WHO_PGRP, 1, *group)?);
         }
         let another_process = rule(vec![
             arg(0, SeccompCmpOp::Ne, 0)?,

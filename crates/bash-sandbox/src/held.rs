@@ -2,7 +2,8 @@
 //! first use and kept (up to [`CAPACITY`], least recently used first out). Building costs a
 //! Landlock ruleset (and, with a port fence, 65,535 port rules: tens of milliseconds);
 //! forking from the thread afterwards costs nothing extra, since the child inherits the
-//! domain as it is instead of adding a layer to it.
+//! domain as it is instead of adding a layer to it. One with carve-outs is built again once
+//! the mount table changed, so its namespace never misses a newer view of a writable root.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -12,6 +13,7 @@ use dsh_shell::LaunchThread;
 use crate::carve::NamespaceMode;
 use crate::confine::{Confinement, Enforced};
 use crate::filters::HarnessGuard;
+use crate::mount_watch::mount_generation;
 use crate::powers::keep_memory_private;
 
 /// How many confinements stay held at once. A thread that leaves the set ends once no
@@ -34,10 +36,14 @@ pub struct Held {
 
 type Slot = Arc<OnceLock<Result<Held, String>>>;
 
+/// One held confinement: its key, its thread (once built), and the mount generation it was
+/// made at (a carve-out's namespace holds the mount table of that moment).
+type Entry = (Confinement, Slot, u64);
+
 /// The held confinements of one executor.
 #[derive(Debug, Default)]
 pub struct HeldConfinements {
-    slots: Mutex<VecDeque<(Confinement, Slot)>>,
+    slots: Mutex<VecDeque<Entry>>,
 }
 
 impl HeldConfinements {
@@ -62,7 +68,7 @@ impl HeldConfinements {
             self.slots
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .retain(|(_, kept)| !Arc::ptr_eq(kept, &slot));
+                .retain(|(_, kept, _)| !Arc::ptr_eq(kept, &slot));
         }
         built
     }
@@ -73,22 +79,25 @@ impl HeldConfinements {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .any(|(key, slot)| key == confinement && matches!(slot.get(), Some(Ok(_))))
+            .any(|(key, slot, _)| key == confinement && matches!(slot.get(), Some(Ok(_))))
     }
 
-    /// The slot of `confinement`, moved to the front (most recently used), made if absent.
+    /// The slot of `confinement`, moved to the front (most recently used), made if absent
+    /// or if it has carve-outs and the mount table changed since it was made.
     fn slot(&self, confinement: &Confinement) -> Slot {
+        let generation = mount_generation();
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        let found = slots.iter().position(|(key, _)| key == confinement);
+        slots.retain(|(key, _, made_at)| key.carve_outs.is_empty() || *made_at == generation);
+        let found = slots.iter().position(|(key, _, _)| key == confinement);
         let entry = match found.and_then(|index| slots.remove(index)) {
             Some(entry) => entry,
-            None => (confinement.clone(), Arc::new(OnceLock::new())),
+            None => (confinement.clone(), Arc::new(OnceLock::new()), generation),
         };
         let slot = Arc::clone(&entry.1);
         slots.push_front(entry);
         slots.truncate(CAPACITY);
         let mut fenced = 0;
-        slots.retain(|(key, _)| {
+        slots.retain(|(key, _, _)| {
             if key.fenced_ports.is_empty() {
                 return true;
             }

@@ -36,6 +36,7 @@ mod confine;
 mod executor;
 mod filters;
 mod held;
+mod mount_watch;
 mod mountinfo;
 mod plugin;
 mod powers;

@@ -64,6 +64,9 @@ impl Drop for KillOnDrop {
 struct Termination {
     cause: Option<StopCause>,
     escalate_at: Option<Instant>,
+    /// SIGKILL was sent: it is sent again on every tick while anything of the tree lives (a
+    /// process outside the group may fork between the scan that finds it and its kill).
+    killing: bool,
 }
 
 impl Termination {
@@ -77,6 +80,7 @@ impl Termination {
 
     fn escalate(&mut self, sup: &Supervised) {
         self.escalate_at = None;
+        self.killing = true;
         sup.tree.signal(Signal::SIGKILL);
     }
 }
@@ -112,6 +116,7 @@ impl Driver {
         let mut term = Termination {
             cause: None,
             escalate_at: None,
+            killing: false,
         };
         let mut status = None;
         let mut exited_at: Option<Instant> = None;
@@ -193,7 +198,9 @@ async fn watch_tree(sup: &Supervised, term: &mut Termination, grace: Duration) {
                 }
             }
             () = sleep(tick) => {
-                if !terminating {
+                if term.killing {
+                    sup.tree.signal(Signal::SIGKILL);
+                } else if !terminating {
                     idle_tick = (idle_tick * 2).min(MAX_IDLE_TICK);
                 }
             }

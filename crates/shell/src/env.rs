@@ -18,9 +18,13 @@ pub const ENV_OVERRIDES: [(&str, &str); 4] = [
 const SENSITIVE_PARTS: [&str; 6] = ["KEY", "PASSWORD", "SECRET", "TOKEN", "PASSWD", "CREDENTIAL"];
 
 /// Last words (after the final `_`) of names that look like credentials: `GH_PAT`,
-/// `NPM_AUTH`, `DB_PASS`. Only as the last word: `SSH_AUTH_SOCK` names a socket commands
-/// need for `git` over SSH.
-const SENSITIVE_LAST_WORDS: [&str; 4] = ["AUTH", "PASS", "PAT", "COOKIE"];
+/// `NPM_AUTH`, `DB_PASS`, `MYSQL_PWD`. Only as the last word: `SSH_AUTH_SOCK` names a socket
+/// commands need for `git` over SSH.
+const SENSITIVE_LAST_WORDS: [&str; 6] = ["AUTH", "PASS", "PAT", "PWD", "COOKIE", "JWT"];
+
+/// Password managers' session variables: `BW_SESSION`, `OP_SESSION_<account>`; and Docker's
+/// registry credentials.
+const SENSITIVE_NAMES: [&str; 3] = ["BW_SESSION", "OP_SESSION_", "DOCKER_AUTH_CONFIG"];
 
 /// Whether a parent variable is withheld from children: its name looks like a credential
 /// ([`is_credential_name`]) or starts with `DSH_` (case-insensitive).
@@ -30,13 +34,15 @@ pub fn is_scrubbed_name(name: &OsStr) -> bool {
 }
 
 /// Whether a variable's name looks like a credential (case-insensitive): it contains `KEY`,
-/// `PASSWORD`, `SECRET` or `TOKEN` (dsh's pattern), `PASSWD` or `CREDENTIAL`, or its last
-/// `_`-separated word is `AUTH`, `PASS`, `PAT` or `COOKIE`.
+/// `PASSWORD`, `SECRET` or `TOKEN` (dsh's pattern), `PASSWD` or `CREDENTIAL`; its last
+/// `_`-separated word is `AUTH`, `PASS`, `PAT`, `PWD`, `COOKIE` or `JWT`; or it is a
+/// password manager's session (`BW_SESSION`, `OP_SESSION_*`) or `DOCKER_AUTH_CONFIG`.
 pub fn is_credential_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_uppercase();
     let last_word = upper.rsplit('_').next().unwrap_or_default();
     SENSITIVE_PARTS.iter().any(|part| upper.contains(part))
         || (upper.contains('_') && SENSITIVE_LAST_WORDS.contains(&last_word))
+        || SENSITIVE_NAMES.iter().any(|known| upper.starts_with(known))
 }
 
 /// The environment of a child: `parent` minus the scrubbed names, then [`ENV_OVERRIDES`],
@@ -105,6 +111,11 @@ mod tests {
             "npm_auth",
             "SMTP_PASS",
             "SESSION_COOKIE",
+            "MYSQL_PWD",
+            "API_JWT",
+            "BW_SESSION",
+            "OP_SESSION_my_team",
+            "DOCKER_AUTH_CONFIG",
         ] {
             assert!(is_scrubbed_name(OsStr::new(name)), "{name}");
         }
@@ -120,6 +131,10 @@ mod tests {
             "XAUTHORITY",
             "PAT",
             "PASSTHROUGH_MODE",
+            "PWD",
+            "OLDPWD",
+            "XDG_SESSION_ID",
+            "DBUS_SESSION_BUS_ADDRESS",
         ] {
             assert!(!is_scrubbed_name(OsStr::new(name)), "{name}");
         }

@@ -80,7 +80,7 @@ pub use sandbox::{
 pub use signals::signal_name;
 pub use spawn::{LaunchOptions, STATUS_FD_PLACEHOLDER};
 pub use spill::{default_spill_dir, remove_spill_dir_if_empty};
-pub use system_program::{SYSTEM_PROGRAM_DIRS, root_owned_and_locked, system_program};
+pub use system_program::{SYSTEM_PROGRAM_DIRS, root_owned_and_locked, system_path, system_program};
 pub use tokio_util::sync::CancellationToken;
 pub use tree::process_group_alive;
 pub use types::{

@@ -76,7 +76,7 @@ fn start() -> Option<Guard> {
     let spawned = Command::new(&bash)
         .args(["-c", GUARD_SCRIPT, "dsh-orphan-guard"])
         .env_clear()
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", crate::system_path())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

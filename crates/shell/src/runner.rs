@@ -200,13 +200,7 @@ impl ProcessRunner {
         if settlement.cause.is_some() {
             // The group gets SIGKILL one grace period after SIGTERM; wait for it to be gone,
             // but not forever: a process stuck in uninterruptible sleep cannot be killed.
-            let bound = self
-                .inner
-                .limits
-                .grace
-                .saturating_mul(2)
-                .saturating_add(Duration::from_secs(1));
-            let _ = tokio::time::timeout(bound, sup.tree_exited()).await;
+            let _ = tokio::time::timeout(self.exit_bound(), sup.tree_exited()).await;
         }
         drop(guard);
         let stdout = sup.stdout().finalize();
@@ -287,9 +281,25 @@ impl ProcessRunner {
         for sup in &entries {
             sup.request_terminate();
         }
-        for sup in entries {
-            sup.tree_exited().await;
-        }
+        // Bounded, as a terminated run's wait is: a process stuck in uninterruptible sleep
+        // must not keep the harness from exiting.
+        let bound = self.exit_bound();
+        let all_gone = async {
+            for sup in entries {
+                sup.tree_exited().await;
+            }
+        };
+        let _ = tokio::time::timeout(bound, all_gone).await;
+    }
+
+    /// How long a terminated tree is waited for: SIGKILL comes one grace period after
+    /// SIGTERM, and the kill is repeated until the tree is gone.
+    fn exit_bound(&self) -> Duration {
+        self.inner
+            .limits
+            .grace
+            .saturating_mul(2)
+            .saturating_add(Duration::from_secs(1))
     }
 
     fn launch(&self, start: Start<'_>) -> Result<Arc<Supervised>, ShellError> {

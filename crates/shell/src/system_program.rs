@@ -8,15 +8,26 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use std::path::{Path, PathBuf};
 
-/// Where system programs are looked for, in order (the last is NixOS's profile).
-pub const SYSTEM_PROGRAM_DIRS: [&str; 6] = [
+/// Where system programs are looked for, in order: the usual directories, NixOS's profile,
+/// and the launchers of snap and Flatpak applications (where a browser often lives). A
+/// program run from here gets these as its `PATH` too (see [`system_path`]).
+pub const SYSTEM_PROGRAM_DIRS: [&str; 8] = [
     "/usr/bin",
     "/bin",
     "/usr/local/bin",
     "/usr/sbin",
     "/sbin",
     "/run/current-system/sw/bin",
+    "/snap/bin",
+    "/var/lib/flatpak/exports/bin",
 ];
+
+/// [`SYSTEM_PROGRAM_DIRS`] as a `PATH` value, for a program started unconfined: the helpers
+/// it looks up (`xdg-open` runs `xdg-mime`, `gio`, a browser) come from there too, never
+/// from a directory a confined command could write.
+pub fn system_path() -> String {
+    SYSTEM_PROGRAM_DIRS.join(":")
+}
 
 /// The first `<dir>/<name>` of [`SYSTEM_PROGRAM_DIRS`] that a user cannot have planted (see
 /// [`root_owned_and_locked`]), with symbolic links resolved; `None` when there is none, or

@@ -179,51 +179,16 @@ fn adopted_children() -> Option<Vec<(i32, Stat)>> {
     )
 }
 
-/// Sends `signal` to each process of session `session` outside the group of the same id
-/// (which `killpg` reached already). Each is checked again through a pidfd before it is
-/// signalled, so an id that was reused meanwhile is spared.
+/// Sends `signal` to each process group of session `session` but the one of the same id
+/// (which `killpg` reached already): a group signalled as a whole takes along what its
+/// members fork meanwhile, and cannot reach past the session (a group never spans two).
 fn signal_strays(session: i32, signal: Signal) {
-    for (pid, stat) in processes() {
-        if stat.session == session && stat.group != session {
-            signal_if_still(pid, session, signal);
-        }
-    }
-}
-
-/// Signals `pid` if it still belongs to session `session` once held by a pidfd (a plain
-/// `kill` after the same check where the kernel has no pidfds).
-fn signal_if_still(pid: i32, session: i32, signal: Signal) {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    let still = || read_stat(pid).is_some_and(|stat| stat.session == session);
-    #[expect(
-        unsafe_code,
-        reason = "pidfd_open(2) and pidfd_send_signal(2) have no wrapper in our nix version"
-    )]
-    // SAFETY: pidfd_open takes plain integers and returns a new descriptor or -1; the
-    // descriptor is owned by `OwnedFd` from then on. pidfd_send_signal takes that descriptor,
-    // a signal number and null info.
-    unsafe {
-        use nix::libc;
-        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
-        let Ok(raw) = i32::try_from(fd) else {
-            return;
-        };
-        if raw < 0 {
-            if still() {
-                let _ = kill(Pid::from_raw(pid), signal);
-            }
-            return;
-        }
-        let pidfd = OwnedFd::from_raw_fd(raw);
-        if still() {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                pidfd.as_raw_fd(),
-                signal as i32,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            );
-        }
+    let groups: BTreeSet<i32> = processes()
+        .filter(|(_, stat)| stat.session == session && stat.group != session)
+        .map(|(_, stat)| stat.group)
+        .collect();
+    for group in groups {
+        let _ = killpg(Pid::from_raw(group), signal);
     }
 }
 

@@ -5,7 +5,9 @@
 //! The opener runs unconfined, so a bare program name is looked up in the system's own
 //! directories ([`dsh_shell::system_program`]), never through `PATH`, where a model's command
 //! could have planted a program of that name (a project's `.venv/bin`); an absolute path in
-//! `$BROWSER` is the user's explicit choice and is run as given.
+//! `$BROWSER` is the user's explicit choice and is run as given. Either way the opener's own
+//! `PATH` holds only those directories, so what it runs in turn (`xdg-open` runs `xdg-mime`,
+//! `gio`, the browser) cannot be planted either.
 //!
 //! The opener's command line is readable by any local process (`ps`, `/proc/*/cmdline`) and
 //! a browser it starts keeps it for its whole life, so the caller hands it a URL holding only
@@ -110,6 +112,8 @@ fn run(argv: &[String], target: &str) -> Result<(), String> {
             command.env_remove(&name);
         }
     }
+    // What the opener runs in turn comes from the system's directories too.
+    command.env("PATH", dsh_shell::system_path());
     let status = command
         .status()
         .map_err(|error| format!("{program} could not start ({error})"))?;

@@ -276,23 +276,38 @@ fn an_opener_planted_on_path_never_runs() {
     // (a project's `.venv/bin`); the next `dsh web` would run it unconfined.
     let sandbox = Sandbox::new();
     let ran = sandbox.work().join("planted-ran");
-    let planted = sandbox.write(
-        "work/.venv/bin/xdg-open",
-        &format!("#!/bin/sh\necho \"$1\" > {}\n", ran.display()),
-    );
-    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // And what `xdg-open` (or a `$BROWSER` script) runs in turn.
+    let mut planted = sandbox.work();
+    for name in ["xdg-open", "xdg-mime", "gio", "sh-helper"] {
+        planted = sandbox.write(
+            &format!("work/.venv/bin/{name}"),
+            &format!("#!/bin/sh\necho {name} >> {}\n", ran.display()),
+        );
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let browser = sandbox.write("browser.sh", "#!/bin/sh\nsh-helper \"$1\"\n");
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!(
         "{}:{}",
         planted.parent().unwrap().display(),
         std::env::var("PATH").unwrap()
     );
-    let mut command = sandbox.command(&["web", "--port", "0"]);
-    command.env("PATH", path).env_remove("BROWSER");
-    let served = Served::start(command);
-    served.next_line();
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(served.stop().code, Some(0));
-    assert!(!ran.exists(), "the planted opener ran");
+    for browser in [None, Some(&browser)] {
+        let mut command = sandbox.command(&["web", "--port", "0"]);
+        command.env("PATH", &path).env_remove("BROWSER");
+        if let Some(browser) = browser {
+            command.env("BROWSER", browser);
+        }
+        let served = Served::start(command);
+        served.next_line();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(served.stop().code, Some(0));
+        assert!(
+            !ran.exists(),
+            "a planted program ran: {}",
+            std::fs::read_to_string(&ran).unwrap_or_default()
+        );
+    }
 }
 
 /// A model's command under `dsh web` (run as root, or as `nobody` when `as_nobody`) tries

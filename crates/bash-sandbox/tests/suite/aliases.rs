@@ -170,3 +170,49 @@ fn a_part_of_a_carve_out_mounted_elsewhere_stays_read_only_there() {
         }
     });
 }
+
+#[test]
+fn a_mount_made_after_a_carve_out_was_built_is_covered_too() {
+    if !own_namespace() {
+        return;
+    }
+    // Mounts of this namespace reach the launch threads' namespaces (they are its slaves),
+    // as the host's do.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_SHARED,
+        None::<&str>,
+    )
+    .unwrap();
+    let (_base, base) = outside_dir();
+    let (_alias, alias) = outside_dir();
+    let (workspace, home, standing) = workspace(&base);
+    runtime().block_on(async {
+        for (strategy, fixture) in both(&standing) {
+            // Built (and held, on the thread strategy) before the other view exists.
+            let first = run_in(&fixture, "true", &workspace, &[]).await;
+            assert_eq!(first.exit_code, Some(0), "{strategy}: {first:?}");
+            let bind = Bind::new(&base, &alias);
+            let settings = shell_quote(&alias.join("work/dh/settings.yml"));
+            let result = run_in(
+                &fixture,
+                &format!("echo x > {settings}; echo write=$?"),
+                &workspace,
+                &[],
+            )
+            .await;
+            assert!(
+                result.stdout.text.contains("write=1"),
+                "{strategy}: {result:?}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(home.join("settings.yml")).unwrap(),
+                "kept: true\n",
+                "{strategy}"
+            );
+            drop(bind);
+        }
+    });
+}

@@ -79,11 +79,13 @@ async fn no_signal_can_be_aimed_at_a_launch_thread_by_proxy() {
     let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Allow);
     let group = nix::unistd::getpgrp().as_raw();
     for (strategy, thread, fixture, _spill) in strategies(&standing) {
-        // The first run builds the launch thread.
+        // The first run builds the launch thread (and starts the orphan guard, which leads
+        // a process group of its own).
         assert_eq!(
             run_in(&fixture, "true", &root, &[]).await.exit_code,
             Some(0)
         );
+        let guard = dsh_shell::guard_pid().unwrap();
         let tids = threads_named(thread);
         assert!(!tids.is_empty(), "{strategy}: no launch thread");
         for tid in tids {
@@ -96,6 +98,8 @@ attempt("owner-group", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, -{group}))
 attempt("owner-ex", lambda: fcntl.fcntl(r, 15, struct.pack("ii", 0, {tid})))
 attempt("socket-owner", lambda: fcntl.ioctl(s, 0x8901, struct.pack("i", {tid})))
 attempt("socket-group", lambda: fcntl.ioctl(s, 0x8902, struct.pack("i", {tid})))
+attempt("owner-guard", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, -{guard}))
+attempt("signal-guard", lambda: os.killpg({guard}, 0))
 attempt("own", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid()))"#
             );
             let result = run_in(&fixture, &python(&body), &root, &[]).await;
@@ -108,6 +112,8 @@ attempt("own", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid()))"#
                     ("owner-ex", "refused 1"),
                     ("socket-owner", "refused 1"),
                     ("socket-group", "refused 1"),
+                    ("owner-guard", "refused 1"),
+                    ("signal-guard", "refused 1"),
                     ("own", "done"),
                 ],
             );
@@ -124,8 +130,8 @@ async fn the_harness_s_limits_and_scheduling_are_out_of_its_commands_reach() {
             run_in(&fixture, "true", &root, &[]).await.exit_code,
             Some(0)
         );
-        let mut targets = vec![std::process::id()];
-        targets.extend(dsh_shell::guard_pid());
+        let guard = dsh_shell::guard_pid().unwrap();
+        let mut targets = vec![std::process::id(), guard];
         targets.extend(threads_named(thread));
         assert!(targets.len() >= 3, "{strategy}: {targets:?}");
         for target in targets {
@@ -138,6 +144,7 @@ attempt("own-limit", lambda: resource.prlimit(0, resource.RLIMIT_CORE, resource.
 attempt("read-limit", lambda: resource.prlimit(t, resource.RLIMIT_CORE))
 attempt("nice", lambda: os.setpriority(os.PRIO_PROCESS, t, os.getpriority(os.PRIO_PROCESS, t)))
 attempt("nice-user", lambda: os.setpriority(os.PRIO_USER, 0, os.getpriority(os.PRIO_PROCESS, 0)))
+attempt("nice-guard-group", lambda: os.setpriority(os.PRIO_PGRP, {guard}, os.getpriority(os.PRIO_PGRP, {guard})))
 attempt("own-nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0)))
 attempt("affinity", lambda: os.sched_setaffinity(t, os.sched_getaffinity(t)))
 attempt("scheduler", lambda: os.sched_setscheduler(t, os.sched_getscheduler(t), os.sched_getparam(t)))
@@ -153,6 +160,7 @@ attempt("own-affinity", lambda: os.sched_setaffinity(0, os.sched_getaffinity(0))
                     ("read-limit", "done"),
                     ("nice", "refused 1"),
                     ("nice-user", "refused 1"),
+                    ("nice-guard-group", "refused 1"),
                     ("own-nice", "done"),
                     ("affinity", "refused 1"),
                     ("scheduler", "refused 1"),

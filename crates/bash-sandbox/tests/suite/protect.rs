@@ -395,10 +395,17 @@ for name, attempt in tries.items():
         print(name, "reached")
     except OSError as error:
         print(name, "refused", error.errno)
+socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+print("netlink opens")
 PY"#
     );
     for (strategy, fixture, _spill) in fenced(&standing, &protection) {
         let result = run_in(&fixture, &probe, &root, &[]).await;
+        // Netlink sockets are raw too, and `ip`, `ss` and `getifaddrs` need them.
+        assert!(
+            result.stdout.text.contains("netlink opens\n"),
+            "{strategy}: {result:?}"
+        );
         // Refused by the filter (EPERM), not by what this kernel happens to lack.
         for attempt in ["mptcp", "fastopen", "smc", "packet", "raw"] {
             assert!(

@@ -76,8 +76,16 @@ fn workspace_plan(
             workspace.display()
         )));
     }
-    let protected: Vec<ProtectedPath> = policy
+    // Named as given, but absolute (a relative entry is taken from the current directory).
+    let named: Vec<ProtectedPath> = policy
         .protected_paths
+        .iter()
+        .map(|entry| {
+            let path = std::path::absolute(&entry.path).unwrap_or_else(|_| entry.path.clone());
+            ProtectedPath::new(path, entry.owner.clone())
+        })
+        .collect();
+    let protected: Vec<ProtectedPath> = named
         .iter()
         .map(|entry| ProtectedPath::new(canonical_path(&entry.path), entry.owner.clone()))
         .filter(|entry| std::fs::symlink_metadata(&entry.path).is_ok())
@@ -117,7 +125,7 @@ fn workspace_plan(
             roots.push(root);
         }
     }
-    for entry in &policy.protected_paths {
+    for entry in &named {
         refuse_a_link_on_the_way(entry, &roots)?;
     }
     let mut carve_outs: Vec<ProtectedPath> = Vec::new();
@@ -131,7 +139,7 @@ fn workspace_plan(
             carve_outs.push(entry);
         }
     }
-    for entry in &policy.protected_paths {
+    for entry in &named {
         refuse_a_missing_path_inside(entry, &roots, &carve_outs)?;
     }
     Ok(WritePlan { roots, carve_outs })
@@ -178,18 +186,18 @@ fn links_on_the_way(path: &Path) -> Vec<PathBuf> {
     links
 }
 
-/// Refuses a protected path that does not exist inside a writable root, unless a carve-out
-/// already covers it: a command could create it, and its owner would then read what the
-/// command put there.
+/// Refuses a protected path that does not exist inside a writable root (or is a link to
+/// such a path), unless a carve-out already covers it: a command could create it, and its
+/// owner would then read what the command put there.
 fn refuse_a_missing_path_inside(
     entry: &ProtectedPath,
     roots: &[PathBuf],
     carve_outs: &[ProtectedPath],
 ) -> Result<(), SandboxRefusal> {
-    if std::fs::symlink_metadata(&entry.path).is_ok() {
+    if std::fs::metadata(&entry.path).is_ok() {
         return Ok(());
     }
-    let location = resolved_location(&entry.path);
+    let location = resolved_location(&link_target(&entry.path));
     let covered = carve_outs
         .iter()
         .any(|kept| location.starts_with(&kept.path));
@@ -204,6 +212,22 @@ fn refuse_a_missing_path_inside(
         ))),
         _ => Ok(()),
     }
+}
+
+/// Where the chain of symbolic links at `path` ends (`path` itself when it is none; at most
+/// 40 links are followed, as the kernel does).
+fn link_target(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&current) else {
+            break;
+        };
+        current = match current.parent() {
+            Some(parent) if target.is_relative() => parent.join(target),
+            _ => target,
+        };
+    }
+    current
 }
 
 /// `path` with its longest existing ancestor resolved and the rest appended.
@@ -320,6 +344,28 @@ mod tests {
                 missing.display(),
                 root.display()
             )
+        );
+    }
+
+    #[test]
+    fn a_link_outside_the_roots_to_a_missing_path_inside_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_path(dir.path());
+        let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+        let link = outside.path().join("settings");
+        std::os::unix::fs::symlink(root.join("later"), &link).unwrap();
+        let refusal = plan_with_home(
+            &policy(SandboxMode::WorkspaceWrite, &root, &[(&link, "kept")]),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            refusal.0.contains(&format!(
+                "the protected path {} (kept) does not exist, and it lies inside the writable {}",
+                link.display(),
+                root.display()
+            )),
+            "{refusal}"
         );
     }
 
