@@ -4,9 +4,9 @@
 //! Liveness is `kill(-pgid, 0)`, and once the direct child is reaped and the group is gone,
 //! whether any process of its session can still run: a process that left the group
 //! (`setpgid`, as `timeout` or a shell's job control do) is still part of the tree; one that
-//! left the session (`setsid`) is not. A group whose remaining members are all zombies counts as dead on
-//! Linux (their parent may never reap them, and they can run nothing). Once the tree is
-//! seen dead it is never signalled again, so a reused id is safe.
+//! left the session (`setsid`) is not. A group whose remaining members are all zombies
+//! counts as dead on Linux (their parent may never reap them, and they can run nothing).
+//! Once the tree is seen dead it is never signalled again, so a reused id is safe.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
