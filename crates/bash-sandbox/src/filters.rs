@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use nix::libc;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
+    SeccompRule, TargetArch, sock_filter,
 };
 
 /// `AF_SMC`: SMC sockets fall back to TCP.
@@ -27,7 +27,9 @@ fn error(error: impl std::fmt::Display) -> String {
 
 /// A filter refusing (with `EPERM`) the syscalls of `rules` that match; everything else is
 /// allowed. A process of another architecture than this build's is killed by the filter's
-/// architecture check.
+/// architecture check, and on x86_64 every x32 system call is refused: x32 calls carry the
+/// x86_64 architecture but their own numbers (`__X32_SYSCALL_BIT` set), which no rule names,
+/// so a kernel with x32 enabled would otherwise let them past every rule.
 fn refusing(rules: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, String> {
     let eperm = u32::try_from(libc::EPERM).map_err(error)?;
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(error)?;
@@ -38,7 +40,48 @@ fn refusing(rules: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, String
         arch,
     )
     .map_err(error)?;
-    BpfProgram::try_from(filter).map_err(error)
+    let mut program = BpfProgram::try_from(filter).map_err(error)?;
+    if cfg!(target_arch = "x86_64") {
+        refuse_x32_after_arch_check(&mut program, eperm);
+    }
+    Ok(program)
+}
+
+/// `__X32_SYSCALL_BIT` (`asm/unistd.h`).
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// The length of seccompiler's architecture check, which opens every program it builds:
+/// load the architecture, compare, kill on mismatch.
+const ARCH_CHECK_LEN: usize = 3;
+
+/// Inserts, right after the architecture check, `if nr >= __X32_SYSCALL_BIT: return
+/// ERRNO(errno)`. Later jumps are relative and start after the insertion, so none moves.
+fn refuse_x32_after_arch_check(program: &mut BpfProgram, errno: u32) {
+    const BPF_LD_W_ABS: u16 = 0x20;
+    const BPF_JGE_K: u16 = 0x35;
+    const BPF_RET_K: u16 = 0x06;
+    let at = ARCH_CHECK_LEN.min(program.len());
+    let check = [
+        sock_filter {
+            code: BPF_LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: 0, // seccomp_data.nr
+        },
+        sock_filter {
+            code: BPF_JGE_K,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        sock_filter {
+            code: BPF_RET_K,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | errno,
+        },
+    ];
+    program.splice(at..at, check);
 }
 
 fn arg(index: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
@@ -251,6 +294,24 @@ pub fn install(program: &BpfProgram, what: &str) -> Result<(), String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn every_filter_refuses_x32_calls_right_after_its_architecture_check() {
+        let programs = [
+            network_filter().unwrap(),
+            fence_filter().unwrap(),
+            HarnessGuard::of_harness().filter().unwrap(),
+        ];
+        for program in programs {
+            // seccompiler's check: load the architecture, compare, kill.
+            assert_eq!(program[0].k, 4, "the architecture's offset in seccomp_data");
+            assert_eq!(program[2].k, libc::SECCOMP_RET_KILL_PROCESS);
+            assert_eq!((program[3].code, program[3].k), (0x20, 0));
+            assert_eq!((program[4].code, program[4].k), (0x35, X32_SYSCALL_BIT));
+            assert_eq!(program[5].k, libc::SECCOMP_RET_ERRNO | 1);
+        }
+    }
 
     #[test]
     fn the_filters_compile() {

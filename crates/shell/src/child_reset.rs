@@ -1,9 +1,9 @@
 //! What every child is reset to between `fork` and `exec`: a session of its own (so it has
 //! no controlling terminal, and a process that leaves its group stays in its tree); no
-//! descriptor above 2, whatever
-//! this process inherited or opened (a caller's `9>>file`), except one the launcher hands
-//! over on purpose; and the system's transparent-huge-page setting, which a harness that
-//! turned it off for itself would otherwise pass on (the setting survives `exec`).
+//! descriptor above 2, whatever this process inherited or opened (a caller's `9>>file`),
+//! except one the launcher hands over on purpose; and the system's transparent-huge-page
+//! setting, which a harness that turned it off for itself would otherwise pass on (the
+//! setting survives `exec`).
 
 use tokio::process::Command;
 
@@ -26,12 +26,9 @@ pub(crate) fn reset_before_exec(command: &mut Command, keep: Option<i32>, guard:
         if let Some(guard) = guard {
             register_own_group(guard);
         }
-        match keep {
-            Some(fd) if fd >= 3 => {
-                mark_range(3, fd - 1, limit);
-                mark_range(fd + 1, i32::MAX, limit);
-            }
-            _ => mark_range(3, i32::MAX, limit),
+        mark_range(3, i32::MAX, limit);
+        if let Some(fd) = keep.filter(|fd| *fd >= 3) {
+            keep_open_across_exec(fd);
         }
         restore_huge_pages();
         Ok(())
@@ -155,6 +152,18 @@ fn mark_range(first: i32, last: i32, limit: i32) {
         for fd in first..=last.min(limit) {
             mark_one(fd);
         }
+    }
+}
+
+/// Clears descriptor `fd`'s close-on-exec flag: the one descriptor the command inherits.
+fn keep_open_across_exec(fd: i32) {
+    #[expect(
+        unsafe_code,
+        reason = "a raw fcntl(2) on a descriptor number, between fork and exec"
+    )]
+    // SAFETY: F_SETFD takes plain integers and touches only the descriptor table.
+    unsafe {
+        nix::libc::fcntl(fd, nix::libc::F_SETFD, 0);
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 use crate::error::ShellError;
@@ -154,10 +154,11 @@ fn spawn_here(request: SpawnRequest, status_channel: bool) -> Result<Spawned, Sh
     })
 }
 
-/// A pipe whose read end is close-on-exec and whose write end is inherited.
+/// A pipe, both ends close-on-exec: the child's hook clears the flag on the write end
+/// between `fork` and `exec`, so no other program this process starts meanwhile (with the
+/// standard library's own `Command`) inherits another command's channel.
 fn status_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(io::Error::from)?;
-    fcntl(write.as_fd(), FcntlArg::F_SETFD(FdFlag::empty())).map_err(io::Error::from)?;
     fcntl(read.as_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(io::Error::from)?;
     Ok((read, write))
 }

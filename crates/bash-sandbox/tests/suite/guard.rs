@@ -202,3 +202,26 @@ if fd >= 0:
         assert!(!outside.join("planted").exists(), "{strategy}: {result:?}");
     }
 }
+
+#[tokio::test]
+#[cfg(target_arch = "x86_64")]
+async fn x32_system_calls_are_refused_before_any_rule() {
+    // An x32 call carries the x86_64 architecture and its own numbers, which no rule names;
+    // refused by the filter it fails with EPERM, where the kernel itself would say ENOSYS
+    // (x32 off) or run it (x32 on).
+    let (_workspace, root) = outside_dir();
+    let standing = policy(SandboxMode::WorkspaceWrite, &root, NetworkPolicy::Deny);
+    let body = r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+getpid_x32 = 0x40000000 + 39
+print("x32", libc.syscall(getpid_x32), ctypes.get_errno())
+print("x86_64", "done" if libc.syscall(39) > 0 else "refused")"#;
+    for (strategy, _, fixture, _spill) in strategies(&standing) {
+        let result = run_in(&fixture, &python(body), &root, &[]).await;
+        assert_outcomes(
+            strategy,
+            &result.stdout.text,
+            &[("x32", "-1 1"), ("x86_64", "done")],
+        );
+    }
+}
