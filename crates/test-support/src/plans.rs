@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Map, Value, json};
 
-use dsh_session::json::MAX_SAFE_INTEGER;
+use dsh_protocol::json::MAX_SAFE_INTEGER;
 use dsh_session::{SessionEvent, SurfaceOp};
 
 /// One generated piece of a batch.

@@ -14,7 +14,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! dsh-kernel = { git = "https://github.com/dsh-rs/dsh" }             # or path = "../dsh/crates/kernel"
+//! dsh-kernel = { git = "https://github.com/dsh-rs/dsh" }             # or path = "../dsh/crates/core/kernel"
 //! dsh-compose = { git = "https://github.com/dsh-rs/dsh" }
 //! dsh-session = { git = "https://github.com/dsh-rs/dsh" }
 //! dsh-persistence-jsonl = { git = "https://github.com/dsh-rs/dsh" }  # or dsh-persistence-sqlite

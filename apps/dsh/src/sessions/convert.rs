@@ -14,7 +14,7 @@
 
 use dsh_persistence::{PersistenceError, SessionInspection, SessionListing, SessionPersistence};
 use dsh_persistence_jsonl::header_line::header_line;
-use dsh_session::json::to_js_string;
+use dsh_protocol::json::to_js_string;
 use dsh_session::{Canonical, SessionEvent};
 
 use super::destination::Destination;

@@ -3,7 +3,7 @@
 //! healthy ones; it only makes the exit code 1, at the end.
 
 use dsh_persistence::{SessionListing, SessionPersistence, UnreadableSession};
-use dsh_session::json::to_js_string;
+use dsh_protocol::json::to_js_string;
 use serde_json::{Map, Value};
 
 use super::transcript;

@@ -16,8 +16,8 @@ use std::path::Path;
 use anyhow::Context as _;
 use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
 use dsh_persistence_jsonl::header_line::header_line;
+use dsh_protocol::json::to_js_string;
 use dsh_session::Canonical;
-use dsh_session::json::to_js_string;
 
 use self::destination::Destination;
 use crate::args::SessionsAction;

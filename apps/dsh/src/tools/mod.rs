@@ -6,7 +6,7 @@
 //! shape a run shape what is listed and called here.
 
 use anyhow::Context as _;
-use dsh_session::json::to_js_string;
+use dsh_protocol::json::to_js_string;
 use dsh_tools::{CancellationToken, ContentBlock, TOOLS, ToolExecutionInput, ToolRegistry};
 use serde_json::{Value, json};
 

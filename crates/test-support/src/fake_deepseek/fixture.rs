@@ -178,7 +178,7 @@ impl FixtureExchange {
     /// `JSON.stringify(body.messages)`.
     pub fn prompt_tokens(&self) -> u64 {
         let messages = self.body.get("messages").unwrap_or(&Value::Null);
-        let length = dsh_session::json::to_js_string(messages)
+        let length = dsh_protocol::json::to_js_string(messages)
             .encode_utf16()
             .count();
         u64::try_from(length / 4).unwrap_or(u64::MAX)

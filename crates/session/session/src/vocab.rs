@@ -1,0 +1,328 @@
+//! Typed views of the core events: turn and step boundaries, messages, stream chunks, tool
+//! calls and results, turn-end reasons.
+//!
+//! Events keep their JSON exactly as written; these types are read from it on demand with
+//! [`CoreEvent::read`]. They are built from the shared model vocabulary ([`dsh_protocol::model`]),
+//! whose open-ended shapes (message sources, content blocks, finish reasons) keep a plugin's
+//! values as written, so nothing is lost.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::SessionEvent;
+pub use dsh_protocol::model::{
+    ContentBlock, LlmFailure, Message, MessageSource, Role, StreamChunk, TokenUsage,
+};
+
+/// Why a turn was aborted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum AbortCause {
+    /// The user cancelled.
+    User,
+    /// The parent agent cancelled.
+    Parent,
+    /// The agent was disposed.
+    Disposed,
+    /// A hook stopped the turn.
+    Hook {
+        /// The hook's reason.
+        reason: String,
+    },
+    /// An old log that did not record a cause.
+    Legacy,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum TurnEndReason {
+    /// The model finished.
+    Completed,
+    /// Someone stopped the turn.
+    Aborted {
+        /// Who and why.
+        reason: AbortCause,
+    },
+    /// A policy blocked the turn.
+    Blocked,
+    /// The model call failed.
+    Error {
+        /// The failure.
+        error: LlmFailure,
+    },
+    /// The reply hit the token limit.
+    MaxTokens,
+    /// The process died mid-turn; written only by crash recovery.
+    Interrupted,
+}
+
+/// `assistant/message` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssistantMessageData {
+    /// Turn number.
+    pub turn: u64,
+    /// Step number.
+    pub step: u64,
+    /// The reply.
+    pub message: Message,
+    /// Token usage, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+    /// Set when the stream was cut short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<bool>,
+}
+
+/// `tool/call` data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallData {
+    /// Turn number.
+    pub turn: u64,
+    /// Step number.
+    pub step: u64,
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Raw JSON text of the arguments.
+    pub arguments: String,
+}
+
+/// A tool failure's name and code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// Error name, such as `ToolOutcomeUnknownError`.
+    pub name: String,
+    /// Stable code, such as `TOOL_OUTCOME_UNKNOWN`.
+    pub code: String,
+}
+
+/// `tool/result` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultData {
+    /// Turn number.
+    pub turn: u64,
+    /// Step number.
+    pub step: u64,
+    /// The result message.
+    pub message: Message,
+    /// Set when the tool failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    /// Tool-specific details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// A core event read as typed data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoreEvent {
+    /// `turn/start`.
+    TurnStart {
+        /// Turn number.
+        turn: u64,
+    },
+    /// `turn/end`.
+    TurnEnd {
+        /// Turn number.
+        turn: u64,
+        /// How it ended.
+        reason: TurnEndReason,
+    },
+    /// `step/start`.
+    StepStart {
+        /// Turn number.
+        turn: u64,
+        /// Step number.
+        step: u64,
+    },
+    /// `step/end`.
+    StepEnd {
+        /// Turn number.
+        turn: u64,
+        /// Step number.
+        step: u64,
+    },
+    /// `user/message`.
+    UserMessage(Message),
+    /// `assistant/chunk`.
+    AssistantChunk {
+        /// Turn number.
+        turn: u64,
+        /// Step number.
+        step: u64,
+        /// The chunk.
+        chunk: StreamChunk,
+    },
+    /// `assistant/message`.
+    AssistantMessage(AssistantMessageData),
+    /// `tool/call`.
+    ToolCall(ToolCallData),
+    /// `tool/result`.
+    ToolResult(ToolResultData),
+    /// `session/end-seed`.
+    EndSeed,
+}
+
+/// A core event whose data does not have the core shape.
+#[derive(Debug, thiserror::Error)]
+#[error("event {seq} ({kind}) does not have the expected shape: {source}")]
+pub struct VocabError {
+    /// Seq of the event.
+    pub seq: u64,
+    /// Type of the event.
+    pub kind: String,
+    /// What serde found.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+#[derive(Deserialize)]
+struct TurnData {
+    turn: u64,
+}
+
+#[derive(Deserialize)]
+struct TurnEndData {
+    turn: u64,
+    reason: TurnEndReason,
+}
+
+#[derive(Deserialize)]
+struct StepData {
+    turn: u64,
+    step: u64,
+}
+
+#[derive(Deserialize)]
+struct ChunkData {
+    turn: u64,
+    step: u64,
+    chunk: StreamChunk,
+}
+
+impl CoreEvent {
+    /// Reads `event` as a core event; `None` for plugin and log-only types outside the core.
+    pub fn read(event: &SessionEvent) -> Option<Result<Self, VocabError>> {
+        let data = event.data.value();
+        let parsed = match event.kind.as_ref() {
+            "turn/start" => TurnData::deserialize(data).map(|d| Self::TurnStart { turn: d.turn }),
+            "turn/end" => TurnEndData::deserialize(data).map(|d| Self::TurnEnd {
+                turn: d.turn,
+                reason: d.reason,
+            }),
+            "step/start" => StepData::deserialize(data).map(|d| Self::StepStart {
+                turn: d.turn,
+                step: d.step,
+            }),
+            "step/end" => StepData::deserialize(data).map(|d| Self::StepEnd {
+                turn: d.turn,
+                step: d.step,
+            }),
+            "user/message" => Message::deserialize(data).map(Self::UserMessage),
+            "assistant/chunk" => ChunkData::deserialize(data).map(|d| Self::AssistantChunk {
+                turn: d.turn,
+                step: d.step,
+                chunk: d.chunk,
+            }),
+            "assistant/message" => {
+                AssistantMessageData::deserialize(data).map(Self::AssistantMessage)
+            }
+            "tool/call" => ToolCallData::deserialize(data).map(Self::ToolCall),
+            "tool/result" => ToolResultData::deserialize(data).map(Self::ToolResult),
+            "session/end-seed" => Ok(Self::EndSeed),
+            _ => return None,
+        };
+        Some(parsed.map_err(|source| VocabError {
+            seq: event.seq,
+            kind: event.kind.to_string(),
+            source,
+        }))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use dsh_protocol::json::to_js_string;
+
+    #[test]
+    fn messages_round_trip_with_their_extra_fields() {
+        // In the key order dsh's constructors write (the order the view writes back).
+        let value = json!({
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}, {"type": "plugin-x", "z": 1},
+                        {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}],
+            "source": {"kind": "model", "provider": "deepseek", "model": "m", "replayState": {"a": 1}},
+            "id": "m1"
+        });
+        let message = Message::deserialize(&value).unwrap();
+        assert!(matches!(
+            &message.source,
+            MessageSource::Model { provider, .. } if provider == "deepseek"
+        ));
+        assert!(matches!(
+            message.content.get(1),
+            Some(ContentBlock::Other(_))
+        ));
+        assert_eq!(to_js_string(&message), to_js_string(&value));
+    }
+
+    #[test]
+    fn core_events_read_as_types() {
+        let end = SessionEvent::new(
+            "turn/end",
+            3,
+            0,
+            json!({"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "hook", "reason": "no"}}}),
+        );
+        let Some(Ok(CoreEvent::TurnEnd { turn: 1, reason })) = CoreEvent::read(&end) else {
+            panic!("not a turn end");
+        };
+        assert_eq!(
+            reason,
+            TurnEndReason::Aborted {
+                reason: AbortCause::Hook {
+                    reason: "no".into()
+                }
+            }
+        );
+        let chunk = SessionEvent::new(
+            "assistant/chunk",
+            4,
+            0,
+            json!({"turn": 1, "step": 1, "chunk": {"type": "tool-call-delta", "index": 0, "id": "c", "argumentsDelta": "{"}}),
+        );
+        assert!(matches!(
+            CoreEvent::read(&chunk),
+            Some(Ok(CoreEvent::AssistantChunk { .. }))
+        ));
+        let finish = SessionEvent::new(
+            "assistant/chunk",
+            5,
+            0,
+            json!({"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}),
+        );
+        assert!(
+            matches!(
+                CoreEvent::read(&finish),
+                Some(Ok(CoreEvent::AssistantChunk { .. }))
+            ),
+            "a real finish chunk reads"
+        );
+        assert!(CoreEvent::read(&SessionEvent::new("goal/change", 5, 0, json!({}))).is_none());
+        let bad = SessionEvent::new("turn/start", 6, 0, json!({"turn": "x"}));
+        assert!(
+            CoreEvent::read(&bad)
+                .unwrap()
+                .unwrap_err()
+                .to_string()
+                .contains("event 6 (turn/start)")
+        );
+    }
+}
