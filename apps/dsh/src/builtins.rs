@@ -1,8 +1,8 @@
 //! The plugins built into this binary, by the names rows use.
 //!
-//! Each seam crate exports its plugins; this is the one place that names them all. A row
-//! whose plugin is not registered here fails at boot with an error naming the row and the
-//! plugin. Plugin crates still to come (the web UI) add their line here when they land.
+//! Each plugin crate exports its plugins and the names rows give them; this is the one place
+//! that lists them all. A row whose plugin is not registered here fails at boot with an error
+//! naming the row and the plugin.
 
 use dsh_agent_loop::{AgentDefaultModelPlugin, AgentLoopPlugin, LlmRetryPlugin};
 use dsh_bash_local::BashLocalPlugin;
@@ -26,41 +26,77 @@ use dsh_web::{ApiPlugin, WebRuntimePlugin, WebServerPlugin, WebStartupPlugin};
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
-    add(&mut registry, "dsh-session", SessionPlugin);
-    add(&mut registry, "dsh-llm", LlmPlugin);
-    add(&mut registry, "dsh-llm-deepseek", DeepSeekPlugin);
-    add(&mut registry, "dsh-llm-replay", ReplayPlugin);
+    add(&mut registry, dsh_session::PLUGIN_NAME, SessionPlugin);
+    add(&mut registry, dsh_llm::PLUGIN_NAME, LlmPlugin);
+    add(&mut registry, dsh_llm_deepseek::PLUGIN_NAME, DeepSeekPlugin);
+    add(&mut registry, dsh_llm_replay::PLUGIN_NAME, ReplayPlugin);
     add(
         &mut registry,
-        "dsh-persistence-jsonl",
+        dsh_persistence_jsonl::PLUGIN_NAME,
         JsonlPersistencePlugin,
     );
     add(
         &mut registry,
-        "dsh-persistence-sqlite",
+        dsh_persistence_sqlite::PLUGIN_NAME,
         SqlitePersistencePlugin,
     );
-    add(&mut registry, "dsh-shell-env", ShellEnvPlugin);
-    add(&mut registry, "dsh-sandbox-policy", SandboxPolicyPlugin);
-    add(&mut registry, "dsh-bash-sandbox", BashSandboxPlugin);
-    add(&mut registry, "dsh-bash-local", BashLocalPlugin);
-    add(&mut registry, "dsh-tools", ToolsPlugin);
-    add(&mut registry, "dsh-user-approval", UserApprovalPlugin);
-    add(&mut registry, "dsh-tool-bash", ToolBashPlugin);
-    add(&mut registry, "dsh-system-prompt", SystemPromptPlugin);
-    add(&mut registry, "dsh-agent-loop", AgentLoopPlugin);
+    add(&mut registry, dsh_shell_env::PLUGIN_NAME, ShellEnvPlugin);
     add(
         &mut registry,
-        "dsh-agent-default-model",
+        dsh_sandbox_policy::PLUGIN_NAME,
+        SandboxPolicyPlugin,
+    );
+    add(
+        &mut registry,
+        dsh_bash_sandbox::PLUGIN_NAME,
+        BashSandboxPlugin,
+    );
+    add(&mut registry, dsh_bash_local::PLUGIN_NAME, BashLocalPlugin);
+    add(&mut registry, dsh_tools::PLUGIN_NAME, ToolsPlugin);
+    add(
+        &mut registry,
+        dsh_tools::USER_APPROVAL_PLUGIN_NAME,
+        UserApprovalPlugin,
+    );
+    add(&mut registry, dsh_tool_bash::PLUGIN_NAME, ToolBashPlugin);
+    add(
+        &mut registry,
+        dsh_system_prompt::PLUGIN_NAME,
+        SystemPromptPlugin,
+    );
+    add(&mut registry, dsh_agent_loop::PLUGIN_NAME, AgentLoopPlugin);
+    add(
+        &mut registry,
+        dsh_agent_loop::DEFAULT_MODEL_PLUGIN_NAME,
         AgentDefaultModelPlugin,
     );
-    add(&mut registry, "dsh-llm-retry", LlmRetryPlugin);
-    add(&mut registry, "dsh-headless/startup", HeadlessStartupPlugin);
-    add(&mut registry, "dsh-headless", HeadlessRunnerPlugin);
-    add(&mut registry, "dsh-web-app/startup", WebStartupPlugin);
-    add(&mut registry, "dsh-host-webserver", WebServerPlugin);
-    add(&mut registry, "dsh-web-app", WebRuntimePlugin);
-    add(&mut registry, "dsh-host-apiproxy", ApiPlugin);
+    add(
+        &mut registry,
+        dsh_agent_loop::RETRY_PLUGIN_NAME,
+        LlmRetryPlugin,
+    );
+    add(
+        &mut registry,
+        dsh_headless::STARTUP_PLUGIN_NAME,
+        HeadlessStartupPlugin,
+    );
+    add(
+        &mut registry,
+        dsh_headless::RUNNER_PLUGIN_NAME,
+        HeadlessRunnerPlugin,
+    );
+    add(
+        &mut registry,
+        dsh_web::STARTUP_PLUGIN_NAME,
+        WebStartupPlugin,
+    );
+    add(&mut registry, dsh_web::SERVER_PLUGIN_NAME, WebServerPlugin);
+    add(
+        &mut registry,
+        dsh_web::RUNTIME_PLUGIN_NAME,
+        WebRuntimePlugin,
+    );
+    add(&mut registry, dsh_web::API_PLUGIN_NAME, ApiPlugin);
     registry
 }
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_tools::{FnTool, TOOLS, ToolError, ToolOutput};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -73,8 +73,8 @@ pub struct WordCountPlugin;
 impl Plugin for WordCountPlugin {
     type Config = ();
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["tools"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[TOOLS.name()] }
     }
 
     async fn apply(&self, ctx: Context, (): ()) -> Result<(), BoxError> {

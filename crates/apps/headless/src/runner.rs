@@ -10,9 +10,9 @@ use dsh_agent_loop::{
     MessageSource, ResumeAgentOptions, TurnSummary,
 };
 use dsh_compose::launch::{APP_EXIT, LOADER};
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_persistence::SESSION_PERSISTENCE;
-use dsh_session::{EventNotice, SessionEventAppended};
+use dsh_session::{EventNotice, SESSIONS, SessionEventAppended};
 use serde::Deserialize;
 
 use crate::args::{HeadlessArgs, OutputFormat};
@@ -37,8 +37,8 @@ pub struct HeadlessRunnerPlugin;
 impl Plugin for HeadlessRunnerPlugin {
     type Config = RunnerConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["agentDefaultModel", "agents", "sessions"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[AGENT_DEFAULT_MODEL.name(), AGENTS.name(), SESSIONS.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: RunnerConfig) -> Result<(), BoxError> {

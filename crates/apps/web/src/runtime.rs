@@ -15,7 +15,7 @@ use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use dsh_compose::launch::LOADER;
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use serde::Deserialize;
 
 use crate::assets;
@@ -57,8 +57,8 @@ pub struct WebRuntimePlugin;
 impl Plugin for WebRuntimePlugin {
     type Config = WebRuntimeConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["webserver"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[WEBSERVER.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: WebRuntimeConfig) -> Result<(), BoxError> {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_llm::LLM;
 use dsh_session::SESSIONS;
 use dsh_system_prompt::{SYSTEM_PROMPT, ToolProviderResult};
@@ -98,8 +98,15 @@ pub struct AgentLoopPlugin;
 impl Plugin for AgentLoopPlugin {
     type Config = AgentLoopConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["sessions", "llm", "tools", "systemPrompt"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const {
+            &[
+                SESSIONS.name(),
+                LLM.name(),
+                TOOLS.name(),
+                SYSTEM_PROMPT.name(),
+            ]
+        }
     }
 
     async fn apply(&self, ctx: Context, config: AgentLoopConfig) -> Result<(), BoxError> {

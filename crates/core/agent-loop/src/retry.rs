@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Next, Plugin};
+use dsh_kernel::{BoxError, Context, Next, Plugin, ServiceName};
 use dsh_llm::retry::{
     LLM_RETRY, LlmRetry, RetryRecord, RetryRecorder, RetryScope, SessionRecorder,
 };
@@ -33,8 +33,8 @@ type Outcome = Result<Option<RequestErrorAction>, BoxError>;
 impl Plugin for LlmRetryPlugin {
     type Config = LlmRetryConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["llm"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[LLM.name()] }
     }
 
     async fn apply(&self, ctx: Context, _config: LlmRetryConfig) -> Result<(), BoxError> {

@@ -54,9 +54,9 @@ impl Context {
     /// briefly, since nothing unloads this fiber when an uninjected provider goes away.
     pub fn get<T: ?Sized + Send + Sync + 'static>(&self, key: &ServiceKey<T>) -> Option<Arc<T>> {
         let st = self.runtime.lock();
-        st.visible_provision(key.name(), self.fiber)?;
+        st.visible_provision(key.name().as_str(), self.fiber)?;
         st.services
-            .get(key.name())
+            .get(key.name().as_str())
             .and_then(|slot| slot.value.downcast_ref::<Arc<T>>())
             .cloned()
     }
@@ -67,7 +67,7 @@ impl Context {
         key: &ServiceKey<T>,
     ) -> Result<Arc<T>, KernelError> {
         let st = self.runtime.lock();
-        let name = key.name();
+        let name = key.name().as_str();
         let slot = st.services.get(name);
         let own = slot.is_some_and(|slot| slot.provider == self.fiber);
         if !own && !st.injects(self.fiber, name) && self.fiber != crate::runtime::ROOT {
@@ -142,9 +142,13 @@ impl Context {
         fields: Option<Value>,
     ) -> Result<Disposer, KernelError> {
         let boxed: Arc<dyn Any + Send + Sync> = Arc::new(value);
-        let effect =
-            self.runtime
-                .provide(self.fiber, key.name(), boxed, type_name::<T>(), fields)?;
+        let effect = self.runtime.provide(
+            self.fiber,
+            key.name().as_str(),
+            boxed,
+            type_name::<T>(),
+            fields,
+        )?;
         Ok(self.disposer(effect))
     }
 
@@ -196,18 +200,20 @@ impl Context {
 
     /// Mounts a plugin held as a [`crate::DynPlugin`] as a child fiber, as rows are mounted.
     pub fn mount(&self, mount: Mount) -> Result<FiberHandle, KernelError> {
+        // The plugin's own services first, then the row's, each once.
         let mut inject: Vec<String> = Vec::new();
-        for name in mount
-            .plugin
-            .inject()
-            .iter()
-            .copied()
-            .chain(mount.inject.iter().map(String::as_str))
-        {
+        let mut add = |name: &str| {
             if !inject.iter().any(|known| known == name) {
                 inject.push(name.to_owned());
             }
+        };
+        for name in mount.plugin.inject() {
+            add(name.as_str());
         }
+        for name in &mount.inject {
+            add(name);
+        }
+
         let mut st = self.runtime.lock();
         st.check_live(self.fiber)?;
         let starter = Starter::new(mount.plugin, mount.config);

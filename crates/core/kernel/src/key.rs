@@ -8,7 +8,8 @@ use std::sync::Arc;
 ///
 /// The string is what YAML rows name in `inject`; the type is what Rust callers get back.
 /// Seam crates define their own keys, for example
-/// `pub const SHELL: ServiceKey<dyn ShellExecutor> = ServiceKey::new("shell");`.
+/// `pub const SHELL: ServiceKey<dyn ShellExecutor> = ServiceKey::new("shell");`, and the
+/// key's crate is the only place that spells the name: everything else goes through the key.
 pub struct ServiceKey<T: ?Sized> {
     name: &'static str,
     _type: PhantomData<fn() -> Arc<T>>,
@@ -23,9 +24,10 @@ impl<T: ?Sized> ServiceKey<T> {
         }
     }
 
-    /// The slot's name, as rows spell it in `inject`.
-    pub const fn name(&self) -> &'static str {
-        self.name
+    /// The slot's name, as rows spell it in `inject` and plugins list it in
+    /// [`crate::Plugin::inject`]: `const { &[TOOLS.name(), SHELL.name()] }`.
+    pub const fn name(&self) -> ServiceName {
+        ServiceName(self.name)
     }
 }
 
@@ -40,5 +42,31 @@ impl<T: ?Sized> Copy for ServiceKey<T> {}
 impl<T: ?Sized> fmt::Debug for ServiceKey<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("ServiceKey").field(&self.name).finish()
+    }
+}
+
+/// The name of a service slot without its type: what a plugin's inject list holds.
+///
+/// Only a [`ServiceKey`] makes one ([`ServiceKey::name`]), so a plugin's inject list names
+/// exactly the slots that keys provide and require.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ServiceName(&'static str);
+
+impl ServiceName {
+    /// The name as rows spell it.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl fmt::Debug for ServiceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl fmt::Display for ServiceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
     }
 }

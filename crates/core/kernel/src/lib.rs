@@ -89,6 +89,7 @@ pub use fiber::FiberLabel;
 pub use fiber::FiberState;
 pub use kernel::Kernel;
 pub use key::ServiceKey;
+pub use key::ServiceName;
 pub use plugin::ConfigResolver;
 pub use plugin::ConfigSource;
 pub use plugin::DynPlugin;

@@ -12,6 +12,7 @@ use crate::context::Context;
 use crate::error::BoxError;
 use crate::error::StartError;
 use crate::fiber::FiberLabel;
+use crate::key::ServiceName;
 
 /// A plugin: a typed config, the services it needs, and what it does when it starts.
 ///
@@ -22,8 +23,9 @@ pub trait Plugin: Send + Sync + 'static {
     /// `null` when the type accepts it, else from an empty map (so `#[serde(default)]` works).
     type Config: DeserializeOwned + Send + 'static;
 
-    /// Service names that must be provided and active before `apply` runs.
-    fn inject(&self) -> &'static [&'static str] {
+    /// The services that must be provided and active before `apply` runs, named through
+    /// their keys: `const { &[TOOLS.name(), SHELL.name()] }`.
+    fn inject(&self) -> &'static [ServiceName] {
         &[]
     }
 
@@ -37,8 +39,8 @@ pub trait Plugin: Send + Sync + 'static {
 
 /// The object-safe form of [`Plugin`] that registries hold; every `Plugin` is one.
 pub trait DynPlugin: Send + Sync + 'static {
-    /// Service names that must be provided and active before the plugin starts.
-    fn inject(&self) -> &'static [&'static str];
+    /// The services that must be provided and active before the plugin starts.
+    fn inject(&self) -> &'static [ServiceName];
 
     /// Deserializes `config` into the plugin's config type and runs `apply`.
     fn start(
@@ -49,7 +51,7 @@ pub trait DynPlugin: Send + Sync + 'static {
 }
 
 impl<P: Plugin> DynPlugin for P {
-    fn inject(&self) -> &'static [&'static str] {
+    fn inject(&self) -> &'static [ServiceName] {
         Plugin::inject(self)
     }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey};
+use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey, ServiceName};
 use dsh_session::{LiveSession, SESSIONS, SessionStore, SurfaceIntent};
 use futures_util::future::{BoxFuture, Either, select};
 use serde::Deserialize;
@@ -250,8 +250,8 @@ pub struct UserApprovalPlugin;
 impl Plugin for UserApprovalPlugin {
     type Config = UserApprovalConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["sessions"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SESSIONS.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: UserApprovalConfig) -> Result<(), BoxError> {

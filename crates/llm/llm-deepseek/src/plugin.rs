@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_llm::LLM;
 
 use crate::adapter::DeepSeekAdapter;
@@ -20,8 +20,8 @@ pub struct DeepSeekPlugin;
 impl Plugin for DeepSeekPlugin {
     type Config = DeepSeekConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["llm"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[LLM.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: DeepSeekConfig) -> Result<(), BoxError> {

@@ -13,5 +13,5 @@ mod plugin;
 mod recording;
 
 pub use adapter::{REPLAY_DIVERGED, REPLAY_EXHAUSTED, ReplayAdapter};
-pub use plugin::{ReplayConfig, ReplayPlugin};
+pub use plugin::{PLUGIN_NAME, ReplayConfig, ReplayPlugin};
 pub use recording::{RecordedStep, Recording};

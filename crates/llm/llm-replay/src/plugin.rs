@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_llm::LLM;
 use serde::Deserialize;
 
@@ -25,6 +25,9 @@ fn default_providers() -> Vec<String> {
     vec!["deepseek-official".to_owned()]
 }
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-llm-replay";
+
 /// The `dsh-llm-replay` plugin.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReplayPlugin;
@@ -32,8 +35,8 @@ pub struct ReplayPlugin;
 impl Plugin for ReplayPlugin {
     type Config = ReplayConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["llm"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[LLM.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: ReplayConfig) -> Result<(), BoxError> {

@@ -18,4 +18,4 @@ pub mod zstd_frames;
 
 pub use backend::{JsonlBackend, JsonlOptions, JsonlTornMarker};
 pub use layout::Compression;
-pub use plugin::{JsonlConfig, JsonlPersistencePlugin};
+pub use plugin::{JsonlConfig, JsonlPersistencePlugin, PLUGIN_NAME};

@@ -34,7 +34,8 @@ pub mod varint;
 pub use backend::SqliteBackend;
 pub use path_checks::DatabasePath;
 pub use plugin::{
-    DEFAULT_BUSY_TIMEOUT_MS, MAX_BUSY_TIMEOUT_MS, SqliteConfig, SqlitePersistencePlugin,
+    DEFAULT_BUSY_TIMEOUT_MS, MAX_BUSY_TIMEOUT_MS, PLUGIN_NAME, SqliteConfig,
+    SqlitePersistencePlugin,
 };
 pub use schema::JournalMode;
 pub use sql::{APPLICATION_ID, SCHEMA_VERSION};

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_persistence::{
     Coordinator, CoordinatorOptions, DEFAULT_WRITE_BATCH_MAX_DELAY_MS, MAX_WRITE_BATCH_DELAY_MS,
     SESSION_PERSISTENCE, SessionPersistence, install_live_persistence,
 };
+use dsh_session::SESSIONS;
 use serde::Deserialize;
 
 use crate::backend::SqliteBackend;
@@ -85,6 +86,9 @@ impl SqliteConfig {
     }
 }
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-persistence-sqlite";
+
 /// The `dsh-persistence-sqlite` plugin.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SqlitePersistencePlugin;
@@ -92,8 +96,8 @@ pub struct SqlitePersistencePlugin;
 impl Plugin for SqlitePersistencePlugin {
     type Config = SqliteConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["sessions"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SESSIONS.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: SqliteConfig) -> Result<(), BoxError> {

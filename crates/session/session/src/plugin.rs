@@ -17,6 +17,9 @@ pub struct SessionConfig {
     pub invariants: bool,
 }
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-session";
+
 /// The `dsh-session` plugin.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SessionPlugin;

@@ -10,4 +10,4 @@ mod executor;
 mod plugin;
 
 pub use executor::LocalBashExecutor;
-pub use plugin::BashLocalPlugin;
+pub use plugin::{BashLocalPlugin, PLUGIN_NAME};

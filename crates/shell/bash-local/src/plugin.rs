@@ -7,6 +7,9 @@ use dsh_shell::{SHELL, ShellConfig, ShellExecutor};
 
 use crate::executor::LocalBashExecutor;
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-bash-local";
+
 /// The `dsh-bash-local` plugin. Its row config is [`ShellConfig`]. Unloading it terminates
 /// and awaits every process its executor still owns.
 #[derive(Debug, Clone, Copy, Default)]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_bash_local::LocalBashExecutor;
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_shell::{SANDBOX_POLICY, SANDBOX_PROTECTION, SHELL, ShellConfig, ShellExecutor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -127,8 +127,8 @@ pub struct BashSandboxPlugin;
 impl Plugin for BashSandboxPlugin {
     type Config = BashSandboxConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["sandboxPolicy"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SANDBOX_POLICY.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: BashSandboxConfig) -> Result<(), BoxError> {

@@ -54,6 +54,9 @@ impl SandboxPolicyConfig {
     }
 }
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-sandbox-policy";
+
 /// The `dsh-sandbox-policy` plugin.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxPolicyPlugin;

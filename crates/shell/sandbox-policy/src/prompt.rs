@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_shell::SandboxPolicyService;
 use dsh_system_prompt::{PromptContext, PromptText, SYSTEM_PROMPT};
 
@@ -22,8 +22,8 @@ pub(crate) struct PolicyContext {
 impl Plugin for PolicyContext {
     type Config = ();
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["systemPrompt"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SYSTEM_PROMPT.name()] }
     }
 
     async fn apply(&self, ctx: Context, (): ()) -> Result<(), BoxError> {

@@ -22,8 +22,8 @@ mod registry;
 pub use error::ShellEnvError;
 pub use home::resolve_dsh_home;
 pub use plugin::{
-    SESSION_JSONL_DESCRIPTION, SESSION_PERSISTENCE_CONTRIBUTOR, ShellEnvConfig, ShellEnvPlugin,
-    session_persistence_contributor,
+    PLUGIN_NAME, SESSION_JSONL_DESCRIPTION, SESSION_PERSISTENCE_CONTRIBUTOR, ShellEnvConfig,
+    ShellEnvPlugin, session_persistence_contributor,
 };
 pub use registry::{
     DSH_HOME, DSH_SESSION_ID, DSH_SESSION_JSONL, DSH_SHELL, RESERVED_KEYS, SHELL_ENV, ShellEnv,

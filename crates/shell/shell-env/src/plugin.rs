@@ -23,6 +23,9 @@ pub struct ShellEnvConfig {
     pub dsh_home: Option<String>,
 }
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-shell-env";
+
 /// The `dsh-shell-env` plugin.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShellEnvPlugin;

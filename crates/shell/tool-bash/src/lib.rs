@@ -22,6 +22,6 @@ pub mod schema;
 mod tool;
 pub mod workdir;
 
-pub use plugin::{ToolBashConfig, ToolBashPlugin};
+pub use plugin::{PLUGIN_NAME, ToolBashConfig, ToolBashPlugin};
 pub use prompt::{PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER};
 pub use tool::BashTool;

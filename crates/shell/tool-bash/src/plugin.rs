@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_shell::{SANDBOX_POLICY, SHELL};
 use dsh_shell_env::SHELL_ENV;
 use dsh_tools::TOOLS;
@@ -34,6 +34,9 @@ fn default_true() -> bool {
     true
 }
 
+/// The plugin's name in rows.
+pub const PLUGIN_NAME: &str = "dsh-tool-bash";
+
 /// The `dsh-tool-bash` plugin.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ToolBashPlugin;
@@ -41,8 +44,8 @@ pub struct ToolBashPlugin;
 impl Plugin for ToolBashPlugin {
     type Config = ToolBashConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["tools", "shell", "shellEnv"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[TOOLS.name(), SHELL.name(), SHELL_ENV.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: ToolBashConfig) -> Result<(), BoxError> {

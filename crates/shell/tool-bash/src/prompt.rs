@@ -1,7 +1,7 @@
 //! The `tool:bash` system-prompt section, registered once the `systemPrompt` service exists
 //! (a child fiber waits for it, so the tool works in trees without a system prompt).
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_system_prompt::{PromptSection, SYSTEM_PROMPT};
 
 use crate::schema::PROMPT_SECTION;
@@ -18,8 +18,8 @@ pub(crate) struct BashPromptSection;
 impl Plugin for BashPromptSection {
     type Config = ();
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["systemPrompt"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SYSTEM_PROMPT.name()] }
     }
 
     async fn apply(&self, ctx: Context, (): ()) -> Result<(), BoxError> {

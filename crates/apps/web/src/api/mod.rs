@@ -17,7 +17,7 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use dsh_agent_loop::{AGENT_DEFAULT_MODEL, AGENTS, AgentDefaultModel, AgentRegistry};
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_session::{SESSIONS, SessionStore};
 use dsh_tools::{ApprovalAnswerer, USER_APPROVAL};
 use serde::Deserialize;
@@ -50,14 +50,16 @@ pub struct ApiPlugin;
 impl Plugin for ApiPlugin {
     type Config = ApiConfig;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &[
-            "webserver",
-            "agents",
-            "sessions",
-            "agentDefaultModel",
-            "userApproval",
-        ]
+    fn inject(&self) -> &'static [ServiceName] {
+        const {
+            &[
+                WEBSERVER.name(),
+                AGENTS.name(),
+                SESSIONS.name(),
+                AGENT_DEFAULT_MODEL.name(),
+                USER_APPROVAL.name(),
+            ]
+        }
     }
 
     async fn apply(&self, ctx: Context, _config: ApiConfig) -> Result<(), BoxError> {

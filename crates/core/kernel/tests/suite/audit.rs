@@ -2,11 +2,16 @@
 
 use dsh_kernel::AuditIssue;
 use dsh_kernel::Kernel;
+use dsh_kernel::ServiceKey;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::support::mount_row;
 use super::support::probe;
+
+const SESSIONS: ServiceKey<()> = ServiceKey::new("sessions");
+const LLM: ServiceKey<()> = ServiceKey::new("llm");
+const NOTHING: ServiceKey<()> = ServiceKey::new("nothing");
 
 #[tokio::test]
 async fn the_audit_lists_failed_rows_with_their_cause_and_pending_rows_with_their_services() {
@@ -29,7 +34,9 @@ async fn the_audit_lists_failed_rows_with_their_cause_and_pending_rows_with_thei
     let pending = mount_row(
         &root,
         "agent-loop",
-        probe(&["sessions", "llm"], |_, _| async { Ok(()) }),
+        probe(const { &[SESSIONS.name(), LLM.name()] }, |_, _| async {
+            Ok(())
+        }),
         json!(null),
     );
     kernel.settle().await;
@@ -65,7 +72,7 @@ async fn the_audit_passes_when_every_row_is_active_and_names_one_entry_in_the_si
     let waiting = mount_row(
         &root,
         "waiting",
-        probe(&["nothing"], |_, _| async { Ok(()) }),
+        probe(const { &[NOTHING.name()] }, |_, _| async { Ok(()) }),
         json!(null),
     );
     kernel.settle().await;

@@ -114,7 +114,7 @@ async fn withdrawing_a_service_early_unloads_its_dependents_before_returning() {
     let consumer = mount_row(
         &kernel.root(),
         "consumer",
-        probe(&["flag"], move |ctx, _| {
+        probe(const { &[FLAG.name()] }, move |ctx, _| {
             let effects = effects.clone();
             async move {
                 ctx.effect(move || effects.push("consumer down"))?;

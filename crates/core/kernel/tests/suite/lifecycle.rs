@@ -40,7 +40,7 @@ fn store_provider(log: &Log) -> super::support::Probe {
 /// A consumer of `store` that logs the value it saw at each load and each unload.
 fn store_consumer(log: &Log) -> super::support::Probe {
     let log = log.clone();
-    probe(&["store"], move |ctx, _| {
+    probe(const { &[STORE.name()] }, move |ctx, _| {
         let log = log.clone();
         async move {
             let store = ctx.require(&STORE)?;
@@ -210,7 +210,7 @@ async fn config_is_resolved_again_at_every_activation() {
         .root()
         .mount(Mount {
             label: FiberLabel::row("consumer", "test-consumer"),
-            plugin: Arc::new(probe(&["store"], move |_, config: Value| {
+            plugin: Arc::new(probe(const { &[STORE.name()] }, move |_, config: Value| {
                 let seen = seen.clone();
                 async move {
                     seen.push(format!("config {config}"));
@@ -298,7 +298,7 @@ async fn a_loading_fiber_whose_provider_goes_is_stopped_and_its_partial_effects_
     let stuck = mount_row(
         &kernel.root(),
         "stuck",
-        probe(&["store"], move |ctx, _| {
+        probe(const { &[STORE.name()] }, move |ctx, _| {
             let signal = Arc::clone(&signal);
             let effects = effects.clone();
             async move {
@@ -496,7 +496,7 @@ async fn a_failed_fiber_retries_when_its_provider_is_replaced() {
     let picky = mount_row(
         &kernel.root(),
         "picky",
-        probe(&["store"], |ctx, _| async move {
+        probe(const { &[STORE.name()] }, |ctx, _| async move {
             let store = ctx.require(&STORE)?;
             if store.as_str() == "bad" {
                 return Err("the store is bad".into());
@@ -529,7 +529,7 @@ async fn a_replacement_provider_can_provide_while_the_old_one_is_still_unloading
     let slow = mount_row(
         &kernel.root(),
         "slow-consumer",
-        probe(&["store"], move |ctx, _| {
+        probe(const { &[STORE.name()] }, move |ctx, _| {
             let held = Arc::clone(&held);
             let effects = effects.clone();
             async move {

@@ -11,6 +11,7 @@ use dsh_kernel::FiberHandle;
 use dsh_kernel::FiberLabel;
 use dsh_kernel::Mount;
 use dsh_kernel::Plugin;
+use dsh_kernel::ServiceName;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
@@ -18,14 +19,14 @@ type Apply = Arc<dyn Fn(Context, Value) -> BoxFuture<'static, Result<(), BoxErro
 
 /// A plugin whose `apply` is a closure and whose inject list is given.
 pub struct Probe {
-    inject: &'static [&'static str],
+    inject: &'static [ServiceName],
     apply: Apply,
 }
 
 impl Plugin for Probe {
     type Config = Value;
 
-    fn inject(&self) -> &'static [&'static str] {
+    fn inject(&self) -> &'static [ServiceName] {
         self.inject
     }
 
@@ -34,7 +35,7 @@ impl Plugin for Probe {
     }
 }
 
-pub fn probe<F, Fut>(inject: &'static [&'static str], apply: F) -> Probe
+pub fn probe<F, Fut>(inject: &'static [ServiceName], apply: F) -> Probe
 where
     F: Fn(Context, Value) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), BoxError>> + Send + 'static,

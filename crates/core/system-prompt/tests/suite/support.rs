@@ -5,7 +5,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dsh_kernel::{BoxError, ConfigSource, Context, FiberHandle, FiberLabel, Kernel, Mount, Plugin};
+use dsh_kernel::{
+    BoxError, ConfigSource, Context, FiberHandle, FiberLabel, Kernel, Mount, Plugin, ServiceName,
+};
 use dsh_system_prompt::{
     AssembleContext, HARNESS_IDENTITY_SECTION, PERSONA_SECTION, PromptAssembly, PromptError,
     SYSTEM_PROMPT, SystemPrompt, SystemPromptPlugin, ToolSchema,
@@ -122,8 +124,8 @@ pub struct Probe(Apply);
 impl Plugin for Probe {
     type Config = Value;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["systemPrompt"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SYSTEM_PROMPT.name()] }
     }
 
     async fn apply(&self, ctx: Context, _config: Value) -> Result<(), BoxError> {

@@ -4,7 +4,9 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use dsh_kernel::{BoxError, ConfigSource, Context, FiberHandle, FiberLabel, Kernel, Mount, Plugin};
+use dsh_kernel::{
+    BoxError, ConfigSource, Context, FiberHandle, FiberLabel, Kernel, Mount, Plugin, ServiceName,
+};
 use dsh_tools::{
     CancellationToken, FnTool, TOOLS, ToolExecutionInput, ToolOutput, ToolRegistry, ToolsPlugin,
 };
@@ -107,8 +109,8 @@ pub struct Probe(Apply);
 impl Plugin for Probe {
     type Config = Value;
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["tools"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[TOOLS.name()] }
     }
 
     async fn apply(&self, ctx: Context, _config: Value) -> Result<(), BoxError> {

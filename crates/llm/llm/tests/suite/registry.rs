@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dsh_kernel::{BoxError, Context, Plugin};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_llm::retry::{Backoff, RetryMode};
 use dsh_llm::{
     AdaptersUpdated, CancellationToken, LLM, LlmAdapter, LlmFailure, ModelInfo, ProviderInfo,
@@ -166,8 +166,8 @@ async fn the_disposer_and_the_fiber_take_routes_away() {
     struct Owner;
     impl Plugin for Owner {
         type Config = Value;
-        fn inject(&self) -> &'static [&'static str] {
-            &["llm"]
+        fn inject(&self) -> &'static [ServiceName] {
+            const { &[LLM.name()] }
         }
         async fn apply(&self, ctx: Context, _config: Value) -> Result<(), BoxError> {
             let llm = ctx.require(&LLM)?;

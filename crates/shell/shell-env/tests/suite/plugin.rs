@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dsh_kernel::{BoxError, Context, FiberState, Kernel, Plugin};
+use dsh_kernel::{BoxError, Context, FiberState, Kernel, Plugin, ServiceName};
 use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
 use dsh_session::SessionHeader;
 use dsh_shell_env::{
@@ -114,8 +114,8 @@ struct Temporary;
 impl Plugin for Temporary {
     type Config = ();
 
-    fn inject(&self) -> &'static [&'static str] {
-        &["shellEnv"]
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SHELL_ENV.name()] }
     }
 
     async fn apply(&self, ctx: Context, (): ()) -> Result<(), BoxError> {
