@@ -9,8 +9,8 @@ use dsh_agent_loop::{
     AGENT_DEFAULT_MODEL, AGENTS, Agent, AgentOptions, ContentBlock, CreateAgentOptions, Message,
     MessageSource, ResumeAgentOptions, TurnSummary,
 };
-use dsh_compose::launch::{APP_EXIT, LOADER};
 use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
+use dsh_launch::{APP_EXIT, LOADER};
 use dsh_persistence::SESSION_PERSISTENCE;
 use dsh_session::{EventNotice, SESSIONS, SessionEventAppended};
 use serde::Deserialize;

@@ -14,8 +14,8 @@ use axum::Router;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use dsh_compose::launch::LOADER;
 use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
+use dsh_launch::LOADER;
 use serde::Deserialize;
 
 use crate::assets;

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use clap::Parser;
-use dsh_compose::launch::{CMDLINE_ARGS, exit_with_text};
 use dsh_kernel::{BoxError, Context, Plugin, ServiceKey};
+use dsh_launch::{CMDLINE_ARGS, exit_with_text};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

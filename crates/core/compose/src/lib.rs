@@ -15,7 +15,6 @@ pub mod boot;
 pub mod compose;
 mod dump;
 pub mod expr;
-pub mod launch;
 pub mod node;
 pub mod patch;
 pub mod profile;

@@ -1,0 +1,3 @@
+//! Integration tests of dsh-launch, in one test binary.
+
+mod suite;
