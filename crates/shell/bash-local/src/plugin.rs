@@ -3,9 +3,7 @@
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_shell::{SHELL, ShellConfig, ShellExecutor};
-
-use crate::executor::LocalBashExecutor;
+use dsh_shell::{BashRunner, SHELL, ShellConfig, ShellExecutor};
 
 /// The plugin's name in rows.
 pub const PLUGIN_NAME: &str = "dsh-bash-local";
@@ -19,7 +17,7 @@ impl Plugin for BashLocalPlugin {
     type Config = ShellConfig;
 
     async fn apply(&self, ctx: Context, config: ShellConfig) -> Result<(), BoxError> {
-        let executor = Arc::new(LocalBashExecutor::new(config)?);
+        let executor = Arc::new(BashRunner::new(config)?);
         let service: Arc<dyn ShellExecutor> = Arc::clone(&executor) as Arc<dyn ShellExecutor>;
         ctx.provide(&SHELL, service)?;
         ctx.effect_async(move || async move { executor.shutdown().await })?;

@@ -4,12 +4,11 @@
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
-use dsh_bash_local::LocalBashExecutor;
 use dsh_shell::{
-    LaunchOptions, LaunchThread, ProcessSettlement, ProtectedPath, STATUS_FD_PLACEHOLDER,
-    SandboxExecutionPolicy, SandboxMode, SandboxProtection, SettleHook, ShellError,
-    ShellExecRequest, ShellExecSpec, ShellExecutor, ShellProcess, ShellRunResult, ShellSandboxInfo,
-    WritePlan, bash_argv, resolve_request, write_plan,
+    BashRunner, LaunchOptions, LaunchThread, ProcessSettlement, ProtectedPath,
+    STATUS_FD_PLACEHOLDER, SandboxExecutionPolicy, SandboxMode, SandboxProtection, SettleHook,
+    ShellError, ShellExecRequest, ShellExecSpec, ShellExecutor, ShellProcess, ShellRunResult,
+    ShellSandboxInfo, WritePlan, bash_argv, write_plan,
 };
 
 use crate::backend::{
@@ -29,10 +28,10 @@ const CARVE_OUT_DENIAL: &str = "device or resource busy";
 const SPILL_OWNER: &str = "the spill files of dsh's commands";
 
 /// Runs `bash -c <command>` confined by the first usable backend (Landlock, then
-/// bubblewrap), through a [`LocalBashExecutor`]'s runner.
+/// bubblewrap), through a [`BashRunner`]'s process runner.
 ///
-/// - `resolve` is bash-local's, plus the policy: the request's, else the standing one.
-/// - `danger-full-access` runs unconfined; its foreground result says so.
+/// - `resolve` is the runner's, plus the policy: the request's, else the standing one.
+/// - `danger-full-access` runs unconfined, as the runner does; its foreground result says so.
 /// - Otherwise the backend is chosen once (the first confined call probes; the verdict,
 ///   "unavailable" included, is kept for the executor's life). With none, the call fails
 ///   with [`ShellError::SandboxUnavailable`] and nothing is spawned.
@@ -44,7 +43,7 @@ const SPILL_OWNER: &str = "the spill files of dsh's commands";
 ///   fails a foreground call with `SandboxUnavailable` and the launcher's detail, and marks
 ///   a background process `runnerFailed`. Other outcomes carry `{mode, denied, enforcement}`.
 pub struct SandboxBashExecutor {
-    local: LocalBashExecutor,
+    bash: BashRunner,
     policy: Arc<dyn StandingPolicy>,
     selector: Arc<Selector>,
     threads: Arc<Threads>,
@@ -227,15 +226,11 @@ impl Threads {
 }
 
 impl SandboxBashExecutor {
-    /// An executor confining through `options`, running its processes with `local`'s runner,
-    /// with `policy` for calls that bring none.
-    pub fn new(
-        local: LocalBashExecutor,
-        policy: Arc<dyn StandingPolicy>,
-        options: SandboxOptions,
-    ) -> Self {
+    /// An executor confining through `options`, running its processes with `bash`, with
+    /// `policy` for calls that bring none.
+    pub fn new(bash: BashRunner, policy: Arc<dyn StandingPolicy>, options: SandboxOptions) -> Self {
         Self {
-            local,
+            bash,
             policy,
             selector: Arc::new(Selector {
                 options,
@@ -256,9 +251,9 @@ impl SandboxBashExecutor {
         self
     }
 
-    /// The executor whose runner owns the processes.
-    pub fn local(&self) -> &LocalBashExecutor {
-        &self.local
+    /// The runner whose process runner owns the processes.
+    pub fn bash(&self) -> &BashRunner {
+        &self.bash
     }
 
     /// Where this executor looks for confinement.
@@ -294,7 +289,7 @@ impl SandboxBashExecutor {
     /// Terminates every process tree still alive and waits until each is gone; afterwards
     /// nothing more is started.
     pub async fn shutdown(&self) {
-        self.local.shutdown().await;
+        self.bash.shutdown().await;
     }
 
     fn policy_of(&self, spec: &ShellExecSpec) -> SandboxExecutionPolicy {
@@ -335,7 +330,7 @@ impl SandboxBashExecutor {
         let mode = policy.mode;
         let backend = backend.ok_or_else(|| unavailable(mode, None))?;
         let mut policy = policy.clone();
-        if let Ok(spill) = self.local.runner().spill_root() {
+        if let Ok(spill) = self.bash.process_runner().spill_root() {
             policy
                 .protected_paths
                 .push(ProtectedPath::new(spill, SPILL_OWNER));
@@ -496,7 +491,7 @@ fn base_of(confinement: &Confinement) -> Confinement {
 #[async_trait]
 impl ShellExecutor for SandboxBashExecutor {
     fn resolve(&self, request: ShellExecRequest) -> Result<ShellExecSpec, ShellError> {
-        let mut spec = resolve_request(self.local.config(), request)?;
+        let mut spec = self.bash.resolve(request)?;
         if spec.sandbox_policy.is_none() {
             spec.sandbox_policy = Some(self.policy.standing());
         }
@@ -506,10 +501,7 @@ impl ShellExecutor for SandboxBashExecutor {
     async fn run(&self, spec: ShellExecSpec) -> Result<ShellRunResult, ShellError> {
         let policy = self.policy_of(&spec);
         if policy.mode == SandboxMode::DangerFullAccess {
-            let mut result = self
-                .local
-                .run_argv(&spec, &bash_argv(&spec.command))
-                .await?;
+            let mut result = self.bash.run(spec).await?;
             result.sandbox = Some(ShellSandboxInfo {
                 mode: policy.mode.as_str().to_owned(),
                 denied: false,
@@ -521,8 +513,8 @@ impl ShellExecutor for SandboxBashExecutor {
         let backend = self.backend_async(policy.mode).await?;
         let confined = self.confined(&spec.command, &policy, backend)?;
         let launched = self
-            .local
-            .runner()
+            .bash
+            .process_runner()
             .run_with(&confined.planned.argv, &spec, &confined.launch)
             .await;
         let (mut result, report) = match launched {
@@ -546,9 +538,7 @@ impl ShellExecutor for SandboxBashExecutor {
     fn start(&self, spec: ShellExecSpec) -> Result<ShellProcess, ShellError> {
         let policy = self.policy_of(&spec);
         if policy.mode == SandboxMode::DangerFullAccess {
-            return self
-                .local
-                .start_argv(&spec, &bash_argv(&spec.command), None);
+            return self.bash.start(spec);
         }
         let backend = self.selector.verdict();
         let confined = self.confined(&spec.command, &policy, backend)?;
@@ -569,8 +559,8 @@ impl ShellExecutor for SandboxBashExecutor {
             let denied = !runner_failed && confined.denied(settlement.exit_code, settlement.stderr);
             Some(confined.info(denied, runner_failed))
         });
-        self.local
-            .runner()
+        self.bash
+            .process_runner()
             .start_with(&argv, &spec, Some(hook), &launch)
     }
 
@@ -582,7 +572,7 @@ impl ShellExecutor for SandboxBashExecutor {
 impl std::fmt::Debug for SandboxBashExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SandboxBashExecutor")
-            .field("local", &self.local)
+            .field("bash", &self.bash)
             .field("options", &self.selector.options)
             .field("verdict", &self.selector.verdict.get())
             .finish_non_exhaustive()

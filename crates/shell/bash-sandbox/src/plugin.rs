@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_bash_local::LocalBashExecutor;
 use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
-use dsh_shell::{SANDBOX_POLICY, SANDBOX_PROTECTION, SHELL, ShellConfig, ShellExecutor};
+use dsh_shell::{
+    BashRunner, SANDBOX_POLICY, SANDBOX_PROTECTION, SHELL, ShellConfig, ShellExecutor,
+};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -136,8 +137,8 @@ impl Plugin for BashSandboxPlugin {
         let options = config
             .options()
             .map_err(|error| format!("bash-sandbox: cannot locate the sandbox runner: {error}"))?;
-        let local = LocalBashExecutor::new(config.shell)?;
-        let mut executor = SandboxBashExecutor::new(local, policy, options);
+        let bash = BashRunner::new(config.shell)?;
+        let mut executor = SandboxBashExecutor::new(bash, policy, options);
         let protection = ctx.get(&SANDBOX_PROTECTION);
         if let Some(protection) = &protection {
             executor = executor.with_protection(Arc::clone(protection));

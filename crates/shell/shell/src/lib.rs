@@ -1,5 +1,6 @@
 //! The shell seam of dsh: the [`ShellExecutor`] service (`shell`), its request, spec and
-//! result types, and the [`ProcessRunner`] every provider runs its processes through.
+//! result types, the [`ProcessRunner`] every provider runs its processes through, and
+//! [`BashRunner`]: `bash -c` through a runner set up from a [`ShellConfig`].
 //!
 //! The runner reproduces dsh's local subprocess mechanics:
 //!
@@ -37,6 +38,7 @@
 //! # }).unwrap();
 //! ```
 
+mod bash;
 mod child_reset;
 mod collector;
 mod config;
@@ -58,6 +60,7 @@ mod tree;
 mod types;
 
 pub use async_trait::async_trait;
+pub use bash::BashRunner;
 pub use child_reset::mark_inherited_close_on_exec;
 pub use collector::{OutputCollector, OutputRead};
 pub use config::{

@@ -1,4 +1,5 @@
-//! `LocalBashExecutor` through the `ShellExecutor` trait.
+//! The unconfined executor this crate provides (`dsh_shell::BashRunner`) through the
+//! `ShellExecutor` trait.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -3,15 +3,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dsh_bash_local::{BashLocalPlugin, LocalBashExecutor};
+use dsh_bash_local::BashLocalPlugin;
 use dsh_kernel::{FiberHandle, Kernel};
-use dsh_shell::{ParentEnv, RunnerOptions, SHELL, ShellConfig, ShellExecutor, ShellProcess};
+use dsh_shell::{
+    BashRunner, ParentEnv, RunnerOptions, SHELL, ShellConfig, ShellExecutor, ShellProcess,
+};
 use serde_json::json;
 
 /// An executor behind the trait, with `config` (grace 200 ms unless set).
 pub fn executor(config: ShellConfig) -> (Arc<dyn ShellExecutor>, tempfile::TempDir) {
     let spill = tempfile::tempdir().unwrap();
-    let executor = LocalBashExecutor::with_options(
+    let executor = BashRunner::with_options(
         config,
         RunnerOptions {
             parent_env: ParentEnv::Inherit,

@@ -161,5 +161,5 @@ async fn shutdown_kills_confined_background_processes() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     settle(&process).await;
     assert_eq!(process.status(), ShellProcessStatus::Killed);
-    assert_eq!(fixture.executor.local().runner().live_processes(), 0);
+    assert_eq!(fixture.executor.bash().process_runner().live_processes(), 0);
 }

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use dsh_shell::{NetworkPolicy, ProtectedPath, SandboxMode, SandboxProtection, ShellExecutor};
 
-use super::support::{
-    Fixture, local, options, outside_dir, policy, run_in, runner, thread_options,
-};
+use super::support::{Fixture, bash, options, outside_dir, policy, run_in, runner, thread_options};
 
 /// Both strategies over `standing`, each with its launch thread's name.
 fn strategies(
@@ -20,10 +18,10 @@ fn strategies(
     ]
     .into_iter()
     .map(|(name, thread, options)| {
-        let (local, spill) = local();
+        let (bash, spill) = bash();
         let executor = Arc::new(
             dsh_bash_sandbox::SandboxBashExecutor::new(
-                local,
+                bash,
                 Arc::new(dsh_bash_sandbox::FixedPolicy(standing.clone())),
                 options,
             )

@@ -14,7 +14,7 @@ use dsh_shell::{
 };
 
 use super::support::{
-    Fixture, local, options, outside_dir, policy, run, run_in, runner, shell_quote, thread_options,
+    Fixture, bash, options, outside_dir, policy, run, run_in, runner, shell_quote, thread_options,
 };
 
 /// Both strategies, each with `protection` registered.
@@ -25,10 +25,10 @@ fn fenced(
     [("thread", thread_options()), ("runner", options(runner()))]
         .into_iter()
         .map(|(name, options)| {
-            let (local, spill) = local();
+            let (bash, spill) = bash();
             let executor = Arc::new(
                 SandboxBashExecutor::new(
-                    local,
+                    bash,
                     Arc::new(dsh_bash_sandbox::FixedPolicy(standing.clone())),
                     options,
                 )

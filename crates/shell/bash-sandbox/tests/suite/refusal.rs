@@ -64,7 +64,7 @@ async fn no_backend_refuses_and_runs_nothing() {
             unavailable_message(error),
             sandbox_unavailable_message(mode, None)
         );
-        assert_eq!(fixture.executor.local().runner().live_processes(), 0);
+        assert_eq!(fixture.executor.bash().process_runner().live_processes(), 0);
         assert!(!marker.exists(), "the command ran unconfined");
         assert_eq!(fixture.executor.backend(), None);
     }

@@ -5,13 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dsh_bash_local::LocalBashExecutor;
 use dsh_bash_sandbox::{
     FixedPolicy, LaunchStrategy, SandboxBashExecutor, SandboxOptions, SandboxRunner,
 };
 use dsh_shell::{
-    NetworkPolicy, ParentEnv, RunnerOptions, SandboxExecutionPolicy, SandboxMode, ShellConfig,
-    ShellError, ShellExecRequest, ShellExecutor, ShellProcess, ShellRunResult,
+    BashRunner, NetworkPolicy, ParentEnv, RunnerOptions, SandboxExecutionPolicy, SandboxMode,
+    ShellConfig, ShellError, ShellExecRequest, ShellExecutor, ShellProcess, ShellRunResult,
 };
 
 /// The runner binary this crate builds.
@@ -64,13 +63,13 @@ pub fn policy(mode: SandboxMode, root: &Path, network: NetworkPolicy) -> Sandbox
 }
 
 /// A short grace, spill files in their own directory.
-pub fn local() -> (LocalBashExecutor, tempfile::TempDir) {
+pub fn bash() -> (BashRunner, tempfile::TempDir) {
     let spill = tempfile::tempdir().unwrap();
     let config = ShellConfig {
         grace_ms: 200,
         ..ShellConfig::default()
     };
-    let local = LocalBashExecutor::with_options(
+    let bash = BashRunner::with_options(
         config,
         RunnerOptions {
             parent_env: ParentEnv::Inherit,
@@ -78,7 +77,7 @@ pub fn local() -> (LocalBashExecutor, tempfile::TempDir) {
         },
     )
     .unwrap();
-    (local, spill)
+    (bash, spill)
 }
 
 /// Options with every command through `runner` and no bubblewrap (the tests must not
@@ -119,9 +118,9 @@ impl Fixture {
 
 /// An executor whose standing policy is `standing`.
 pub fn executor_with(standing: SandboxExecutionPolicy, options: SandboxOptions) -> Fixture {
-    let (local, spill) = local();
+    let (bash, spill) = bash();
     let executor = Arc::new(SandboxBashExecutor::new(
-        local,
+        bash,
         Arc::new(FixedPolicy(standing)),
         options,
     ));
