@@ -1,6 +1,7 @@
 //! Composing patch layers into the row tree, with each row's provenance.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use crate::node::Node;
 use crate::patch::PatchFileError;
@@ -28,6 +29,19 @@ impl Layer {
             patches: PatchList::parse(text, &label, PatchFileKind::Bundle)?,
             label,
         })
+    }
+
+    /// A layer parsed from `text`, the contents of the patch file at `path` (absolute), and
+    /// labelled with that path. Every string in a row's `config` that starts with `./` or
+    /// `../` is resolved against the file's directory, so the file can name files beside it
+    /// wherever dsh runs; other strings and `!!js` expressions are kept as written.
+    pub fn file(path: &Path, text: &str, kind: PatchFileKind) -> Result<Self, PatchFileError> {
+        let label = path.display().to_string();
+        let mut patches = PatchList::parse(text, &label, kind)?;
+        if let Some(dir) = path.parent() {
+            patches.resolve_relative_paths(dir, &label, kind)?;
+        }
+        Ok(Self { label, patches })
     }
 }
 

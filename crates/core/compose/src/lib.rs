@@ -2,7 +2,8 @@
 //!
 //! - [`yaml`]: dsh's YAML dialect (`!!js` expressions kept as data) and its emitter.
 //! - [`patch`]: patch lists and how one applies (whole-key replacement by id, `insert`,
-//!   `name` guard, warnings for entries that match nothing).
+//!   `name` guard, warnings for entries that match nothing). A patch file's `./` and `../`
+//!   config strings name files beside it ([`Layer::file`]).
 //! - [`compose()`]: layers in order into one tree with each row's provenance; the same
 //!   function serves boot and [`Composition::render_dump`].
 //! - [`profile`]: profiles, bundles, `$DSH_HOME` and the layer stack.
@@ -19,6 +20,7 @@ pub mod node;
 pub mod patch;
 pub mod profile;
 pub mod registry;
+mod relative;
 pub mod yaml;
 
 pub use boot::BootError;

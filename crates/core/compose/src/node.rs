@@ -59,6 +59,11 @@ impl Map {
         }
     }
 
+    /// The values in order, mutably.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Node> {
+        self.entries.iter_mut().map(|(_, value)| value)
+    }
+
     /// Whether `key` is present.
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()

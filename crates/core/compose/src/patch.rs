@@ -4,6 +4,10 @@
 //! replaces whole keys of it (`config` wholesale, no deep merge), or `insert`s rows at the
 //! top level (without `id`) or into a group row (with `id`). A `name` in a targeting entry is
 //! a guard: when it differs from the row's plugin the entry is skipped with a warning.
+//!
+//! A patch list read from a file resolves the `./` and `../` strings of its rows' configs
+//! against the file's directory when it is loaded ([`crate::Layer::file`]; the rule is in
+//! `relative.rs`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -142,6 +146,11 @@ impl PatchList {
     pub fn entries(&self) -> &[Map] {
         &self.entries
     }
+
+    /// The entries in order, mutably.
+    pub(crate) fn entries_mut(&mut self) -> &mut [Map] {
+        &mut self.entries
+    }
 }
 
 fn check_entry(entry: &Map) -> Result<(), String> {
@@ -277,7 +286,7 @@ impl Tree {
                 let Some(target) = row_at_mut(&mut self.rows, &path) else {
                     return;
                 };
-                if !target.get("group").is_some_and(Node::is_truthy) {
+                if !is_group(target) {
                     warn(format!("patch insert: entry {} is not a group", quoted(id)));
                     return;
                 }
@@ -300,9 +309,14 @@ impl Tree {
     }
 }
 
+/// Whether `row` is a group (`group` truthy): its `config` is its child rows.
+pub(crate) fn is_group(row: &Map) -> bool {
+    row.get("group").is_some_and(Node::is_truthy)
+}
+
 /// The children of a group row (`group` truthy and `config` a sequence).
 pub(crate) fn group_children(row: &Map) -> Option<&[Node]> {
-    if !row.get("group").is_some_and(Node::is_truthy) {
+    if !is_group(row) {
         return None;
     }
     match row.get("config") {

@@ -15,7 +15,6 @@ use crate::compose::Layer;
 use crate::node::Node;
 use crate::patch::PatchFileError;
 use crate::patch::PatchFileKind;
-use crate::patch::PatchList;
 use crate::yaml::parse_document;
 
 /// The file name of a user patch layer.
@@ -380,7 +379,8 @@ fn parse_manifest(text: &str, file: &str) -> Result<Vec<String>, ProfileError> {
 
 /// The layer stack of `profile`: its bundles, then (with `user_layers`) the profile's and the
 /// home's `cordis.patch.yml` when they exist, then each of `patch_files` (absolute paths,
-/// which must exist).
+/// which must exist). The user layers and patch files are read with [`Layer::file`], so their
+/// relative config paths are taken from their own directories.
 pub fn profile_layers(
     catalog: &Catalog,
     home: &DshHome,
@@ -408,31 +408,23 @@ pub fn profile_layers(
         }
     }
     for path in patch_files {
-        let label = path.display().to_string();
         let text = fs::read_to_string(path).map_err(|error| PatchFileError::Read {
             kind: PatchFileKind::Overlay,
-            file: label.clone(),
+            file: path.display().to_string(),
             reason: error.to_string(),
         })?;
-        layers.push(Layer {
-            patches: PatchList::parse(&text, &label, PatchFileKind::Overlay)?,
-            label,
-        });
+        layers.push(Layer::file(path, &text, PatchFileKind::Overlay)?);
     }
     Ok(layers)
 }
 
 fn optional_layer(path: &Path) -> Result<Option<Layer>, ProfileError> {
-    let label = path.display().to_string();
     match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(Layer {
-            patches: PatchList::parse(&text, &label, PatchFileKind::Patches)?,
-            label,
-        })),
+        Ok(text) => Ok(Some(Layer::file(path, &text, PatchFileKind::Patches)?)),
         Err(error) if is_absent(&error) => Ok(None),
         Err(error) => Err(PatchFileError::Read {
             kind: PatchFileKind::Patches,
-            file: label,
+            file: path.display().to_string(),
             reason: error.to_string(),
         }
         .into()),

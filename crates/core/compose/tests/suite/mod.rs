@@ -3,5 +3,6 @@ mod compose;
 mod expr;
 mod patch;
 mod profile;
+mod relative;
 mod support;
 mod yaml;
