@@ -23,6 +23,13 @@ use dsh_tool_bash::ToolBashPlugin;
 use dsh_tools::{ToolsPlugin, UserApprovalPlugin};
 use dsh_web::{ApiPlugin, WebRuntimePlugin, WebServerPlugin, WebStartupPlugin};
 
+/// The name prefix of every persistence provider's row (`dsh-persistence-jsonl`, ...).
+pub const PERSISTENCE_PREFIX: &str = "dsh-persistence-";
+/// The name prefix of every bash provider's row (`dsh-bash-local`, `dsh-bash-sandbox`).
+pub const BASH_PREFIX: &str = "dsh-bash-";
+/// The name prefix of every model-facing tool's row (`dsh-tool-bash`, ...).
+pub const TOOL_PREFIX: &str = "dsh-tool-";
+
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
     let mut registry = Registry::new();

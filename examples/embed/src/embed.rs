@@ -25,19 +25,27 @@ use crate::{PROFILE, PROFILE_LABEL};
 /// [`PROFILE`] names is registered: dsh's plugins, and [`WordCountPlugin`].
 pub fn registry() -> anyhow::Result<Registry> {
     let mut registry = Registry::new();
-    register(&mut registry, "dsh-llm", LlmPlugin)?;
-    register(&mut registry, "dsh-llm-retry", LlmRetryPlugin)?;
-    register(&mut registry, "dsh-session", SessionPlugin)?;
+    register(&mut registry, dsh_llm::PLUGIN_NAME, LlmPlugin)?;
     register(
         &mut registry,
-        "dsh-persistence-jsonl",
+        dsh_agent_loop::RETRY_PLUGIN_NAME,
+        LlmRetryPlugin,
+    )?;
+    register(&mut registry, dsh_session::PLUGIN_NAME, SessionPlugin)?;
+    register(
+        &mut registry,
+        dsh_persistence_jsonl::PLUGIN_NAME,
         JsonlPersistencePlugin,
     )?;
-    register(&mut registry, "dsh-tools", ToolsPlugin)?;
+    register(&mut registry, dsh_tools::PLUGIN_NAME, ToolsPlugin)?;
     register(&mut registry, word_count::PLUGIN_NAME, WordCountPlugin)?;
-    register(&mut registry, "dsh-system-prompt", SystemPromptPlugin)?;
-    register(&mut registry, "dsh-agent-loop", AgentLoopPlugin)?;
-    register(&mut registry, "dsh-llm-deepseek", DeepSeekPlugin)?;
+    register(
+        &mut registry,
+        dsh_system_prompt::PLUGIN_NAME,
+        SystemPromptPlugin,
+    )?;
+    register(&mut registry, dsh_agent_loop::PLUGIN_NAME, AgentLoopPlugin)?;
+    register(&mut registry, dsh_llm_deepseek::PLUGIN_NAME, DeepSeekPlugin)?;
     Ok(registry)
 }
 

@@ -24,9 +24,10 @@ use crate::args::SessionsAction;
 use crate::output;
 use crate::subset::with_rows;
 
-/// Plugins `dsh sessions` boots: the store and any persistence provider.
+/// Plugins `dsh sessions` boots: the store and any persistence provider (every
+/// `dsh-persistence-*` row).
 fn is_storage_row(plugin: &str) -> bool {
-    plugin == "dsh-session" || plugin.starts_with("dsh-persistence")
+    plugin == dsh_session::PLUGIN_NAME || plugin.starts_with(crate::builtins::PERSISTENCE_PREFIX)
 }
 
 /// Runs one `dsh sessions` action; returns the exit code.

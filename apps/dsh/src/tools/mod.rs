@@ -14,15 +14,23 @@ use crate::args::ToolsAction;
 use crate::output;
 use crate::subset::with_rows;
 
-/// Plugins `dsh tools` boots.
+/// Plugins `dsh tools` boots: the store, its persistence, the shell and its policy, the
+/// registry, and every tool (any `dsh-persistence-*`, `dsh-bash-*` or `dsh-tool-*` row).
 fn is_tool_row(plugin: &str) -> bool {
-    plugin == "dsh-session"
-        || plugin.starts_with("dsh-persistence")
-        || plugin == "dsh-shell-env"
-        || plugin.starts_with("dsh-bash-")
-        || plugin == "dsh-sandbox-policy"
-        || plugin == "dsh-tools"
-        || plugin.starts_with("dsh-tool-")
+    [
+        dsh_session::PLUGIN_NAME,
+        dsh_shell_env::PLUGIN_NAME,
+        dsh_sandbox_policy::PLUGIN_NAME,
+        dsh_tools::PLUGIN_NAME,
+    ]
+    .contains(&plugin)
+        || [
+            crate::builtins::PERSISTENCE_PREFIX,
+            crate::builtins::BASH_PREFIX,
+            crate::builtins::TOOL_PREFIX,
+        ]
+        .iter()
+        .any(|prefix| plugin.starts_with(prefix))
 }
 
 /// Runs one `dsh tools` action; returns the exit code.
