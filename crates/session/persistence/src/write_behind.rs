@@ -159,7 +159,6 @@ impl WriteBehind {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use std::sync::atomic::AtomicBool;
 

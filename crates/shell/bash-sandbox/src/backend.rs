@@ -448,7 +448,6 @@ fn run_probe(mut command: Command, timeout: Duration) -> Option<(ExitStatus, Str
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use dsh_shell::ProtectedPath;
 

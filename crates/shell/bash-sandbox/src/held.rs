@@ -105,7 +105,6 @@ impl HeldConfinements {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use std::path::PathBuf;
 

@@ -25,7 +25,7 @@ pub(crate) fn mount_generation() -> u64 {
             .map(Mutex::new)
     });
     if let Some(file) = watch {
-        let file = lock(&file);
+        let file = lock(file);
         let mut fds = [PollFd::new(file.as_fd(), PollFlags::POLLPRI)];
         let marked = poll(&mut fds, PollTimeout::ZERO).is_ok_and(|ready| ready > 0)
             && fds

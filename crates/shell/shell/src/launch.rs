@@ -84,7 +84,6 @@ impl LaunchThread {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

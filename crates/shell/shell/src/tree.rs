@@ -257,7 +257,6 @@ fn parse_stat(line: &str) -> Option<Stat> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

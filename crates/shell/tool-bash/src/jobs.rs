@@ -234,7 +234,6 @@ impl ToolDefinition for JobOutputTool {
                     "invalid wait timeout: expected a positive number of milliseconds, got {timeout}"
                 )));
             }
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let wait = requested
                 .map_or(DEFAULT_WAIT_MS, |t| t.ceil() as u64)
                 .min(MAX_WAIT_MS);

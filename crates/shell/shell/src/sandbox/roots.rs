@@ -116,7 +116,6 @@ fn warn_once(name: &str, raw: &Path, problem: &str) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
