@@ -12,8 +12,8 @@ use std::process::Command;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod bench_model;
 mod e2e;
-mod fake_model;
 mod process_bench;
 mod scripted_model;
 
