@@ -1,10 +1,13 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
-//! - `ci`: what CI runs: rustfmt check, clippy with warnings denied, every test (nextest when
-//!   installed, else `cargo test`), doc tests, `cargo deny check`, and the browser tests.
+//! - `ci`: what CI runs: rustfmt check, clippy with warnings denied, the layering check, every
+//!   test (nextest when installed, else `cargo test`), doc tests, `cargo deny check`, and the
+//!   browser tests.
 //! - `bench`: the criterion benchmarks, then whole-process measurements of the `dsh` binary.
 //! - `deny`: `cargo deny check` alone.
 //! - `e2e`: the browser tests of `dsh web` (Playwright and Debian's Chromium).
+//! - `layers`: the layering rules of the workspace (floors, roles, families, the crate table of
+//!   `docs/architecture.md`, file lengths, `#[allow]` count).
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -12,8 +15,9 @@ use std::process::Command;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod bench_model;
 mod e2e;
-mod fake_model;
+mod layers;
 mod process_bench;
 mod scripted_model;
 
@@ -27,13 +31,15 @@ fn main() -> ExitCode {
         Some("bench") => bench(rest),
         Some("deny") => deny(),
         Some("e2e") => e2e::run(),
+        Some("layers") => layers::run(),
         Some(process_bench::MEASURE) => process_bench::measure(rest),
         _ => Err(
-            "usage: cargo xtask ci | bench [--quick] [--process [filter]] | deny | e2e\n\
-             \n  ci     fmt check, clippy -D warnings, tests, doc tests, cargo deny, e2e\
-             \n  bench  criterion benchmarks and whole-process dsh measurements\
-             \n  deny   cargo deny check (licenses, advisories, bans, sources)\
-             \n  e2e    the browser tests of dsh web in headless Chromium"
+            "usage: cargo xtask ci | bench [--quick] [--process [filter]] | deny | e2e | layers\n\
+             \n  ci      fmt check, clippy -D warnings, layers, tests, doc tests, cargo deny, e2e\
+             \n  bench   criterion benchmarks and whole-process dsh measurements\
+             \n  deny    cargo deny check (licenses, advisories, bans, sources)\
+             \n  e2e     the browser tests of dsh web in headless Chromium\
+             \n  layers  floors, roles and families of the crates, the crate table, file sizes"
                 .to_owned(),
         ),
     };
@@ -97,6 +103,7 @@ fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
+    layers::run()?;
     if has_cargo_subcommand("nextest") {
         cargo(&[
             "nextest",

@@ -195,7 +195,7 @@ fn measure_in_fresh_process(
     args: &[&str],
 ) -> Result<(Duration, Duration, i64), String> {
     let me = std::env::current_exe().map_err(|error| format!("cannot find xtask: {error}"))?;
-    let model = crate::fake_model::start()?;
+    let model = crate::bench_model::start()?;
     let output = Command::new(me)
         .env("DEEPSEEK_BASE_URL", model)
         .env("DEEPSEEK_API_KEY", "sk-bench")

@@ -1,5 +1,5 @@
-//! The DeepSeek stand-in of the browser tests: it answers by the words of the latest user
-//! message, streaming like the real API, one request per connection.
+//! The DeepSeek stand-in of the browser tests: the fake DeepSeek server of `dsh-test-support`,
+//! answering by the words of the latest user message and streaming like the real API.
 //!
 //! - `run one bash command`: reasoning and a `bash` call of `echo e2e-ok`, then (once the
 //!   result is in) `The command printed e2e-ok.` in small pieces.
@@ -10,24 +10,11 @@
 //!   them (a long session for the page to keep up with).
 //! - anything else: `OK.`
 
-use std::io::{BufReader, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
+use dsh_test_support::fake_deepseek::{RecordedRequest, Reply, serve_in_background};
+use dsh_test_support::sse::SseEvent;
 use serde_json::{Value, json};
-
-/// One streamed piece and the pause before it.
-struct Piece {
-    delay: Duration,
-    chunk: Value,
-}
-
-fn now(chunk: Value) -> Piece {
-    Piece {
-        delay: Duration::ZERO,
-        chunk,
-    }
-}
 
 fn text(text: &str) -> Value {
     json!({"choices": [{"index": 0, "delta": {"content": text}}]})
@@ -38,49 +25,50 @@ fn finish(reason: &str) -> Value {
            "usage": {"prompt_tokens": 1200, "completion_tokens": 40, "total_tokens": 1240}})
 }
 
-fn bash_call(arguments: &Value) -> Vec<Piece> {
+fn bash_call(arguments: &Value) -> Vec<SseEvent> {
     vec![
-        now(
+        SseEvent::data(
             json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": null,
                      "reasoning_content": "I will run the command."}}]}),
         ),
-        now(
+        SseEvent::data(
             json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
                      "id": "call_e2e", "type": "function", "function": {"name": "bash",
                      "arguments": arguments.to_string()}}]}}]}),
         ),
-        now(finish("tool_calls")),
+        SseEvent::data(finish("tool_calls")),
     ]
 }
 
-fn answer(words: &str) -> Vec<Piece> {
-    let mut pieces: Vec<Piece> = words
+fn answer(words: &str) -> Vec<SseEvent> {
+    let mut pieces: Vec<SseEvent> = words
         .split_inclusive(' ')
-        .map(|word| Piece {
-            delay: Duration::from_millis(15),
-            chunk: text(word),
-        })
+        .map(|word| SseEvent::data(text(word)).after(Duration::from_millis(15)))
         .collect();
-    pieces.push(now(finish("stop")));
+    pieces.push(SseEvent::data(finish("stop")));
     pieces
 }
 
-/// The reply to a chat request body.
-fn reply(body: &Value) -> Vec<Piece> {
+/// The reply to a chat request: its pieces, then `[DONE]`.
+fn reply(request: &RecordedRequest) -> Reply {
+    Reply::sse(pieces(&request.body))
+}
+
+/// The pieces of the reply to a chat request body.
+fn pieces(body: &Value) -> Vec<SseEvent> {
     let (task, answered) = latest_task(body);
     if task.contains("count slowly") {
-        let mut pieces: Vec<Piece> = (1..=200)
-            .map(|n| Piece {
-                delay: Duration::from_millis(25),
-                chunk: text(&format!("tick {n} ")),
-            })
+        let mut pieces: Vec<SseEvent> = (1..=200)
+            .map(|n| SseEvent::data(text(&format!("tick {n} "))).after(Duration::from_millis(25)))
             .collect();
-        pieces.push(now(finish("stop")));
+        pieces.push(SseEvent::data(finish("stop")));
         return pieces;
     }
     if task.contains("stream 5000 chunks") {
-        let mut pieces: Vec<Piece> = (1..=5000).map(|n| now(text(&format!("w{n} ")))).collect();
-        pieces.push(now(finish("stop")));
+        let mut pieces: Vec<SseEvent> = (1..=5000)
+            .map(|n| SseEvent::data(text(&format!("w{n} "))))
+            .collect();
+        pieces.push(SseEvent::data(finish("stop")));
         return pieces;
     }
     if task.contains("run one bash command") {
@@ -137,35 +125,7 @@ fn content_text(content: &Value) -> String {
 /// Starts the server on a free loopback port and returns its base URL; it serves until the
 /// process exits.
 pub fn start() -> Result<String, String> {
-    crate::fake_model::serve_on_loopback("scripted model", serve)
-}
-
-/// Answers one request, streaming, then closes the connection.
-fn serve(stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
-    let Ok(mut writer) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(stream);
-    let Some(body) = crate::fake_model::read_request(&mut reader) else {
-        return;
-    };
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-    if writer.write_all(head.as_bytes()).is_err() {
-        return;
-    }
-    for piece in reply(&body) {
-        std::thread::sleep(piece.delay);
-        if writer
-            .write_all(format!("data: {}\n\n", piece.chunk).as_bytes())
-            .is_err()
-        {
-            // The harness stopped reading: a cancelled turn.
-            return;
-        }
-    }
-    let _ = writer.write_all(b"data: [DONE]\n\n");
+    serve_in_background(reply).map_err(|error| format!("scripted model: {error}"))
 }
 
 #[cfg(test)]
@@ -187,5 +147,23 @@ mod tests {
         );
         let body = json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "count slowly"}]}]});
         assert_eq!(latest_task(&body), ("count slowly".to_owned(), false));
+    }
+
+    #[test]
+    fn pieces_pace_the_stream_and_end_with_a_finish() {
+        let task = |text: &str| json!({"messages": [{"role": "user", "content": text}]});
+        let ticks = pieces(&task("count slowly"));
+        assert_eq!(ticks.len(), 201);
+        assert_eq!(ticks[0].delay(), Duration::from_millis(25));
+        assert_eq!(
+            ticks[0].payload(),
+            Some(text("tick 1 ").to_string().as_str())
+        );
+        let last = ticks.last().unwrap();
+        assert_eq!(last.delay(), Duration::ZERO);
+        assert_eq!(last.payload(), Some(finish("stop").to_string().as_str()));
+        let call = pieces(&task("run one bash command"));
+        assert!(call[1].payload().unwrap().contains("echo e2e-ok"));
+        assert_eq!(pieces(&task("anything")).len(), 2);
     }
 }

@@ -143,7 +143,7 @@ impl Formatter for JsFormatter {
         if value <= MAX_SAFE_INTEGER {
             CompactFormatter.write_u64(writer, value)
         } else {
-            #[allow(clippy::cast_precision_loss)] // deliberate: JavaScript holds a double
+            // Past 2^53 the value is rounded to a double on purpose: that is what JavaScript holds.
             self.write_f64(writer, value as f64)
         }
     }
@@ -152,7 +152,7 @@ impl Formatter for JsFormatter {
         if value.unsigned_abs() <= MAX_SAFE_INTEGER {
             CompactFormatter.write_i64(writer, value)
         } else {
-            #[allow(clippy::cast_precision_loss)] // deliberate: JavaScript holds a double
+            // Past 2^53 the value is rounded to a double on purpose: that is what JavaScript holds.
             self.write_f64(writer, value as f64)
         }
     }
@@ -178,7 +178,6 @@ pub fn to_js_string<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

@@ -1,12 +1,9 @@
 //! Integration tests of `dsh-embed-example`, in one test binary: the built binary run against
 //! the fake DeepSeek server on loopback.
 
-// Test helpers outside #[test] functions may unwrap and index too.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
+    reason = "helpers outside `#[test]` functions fail the test by panicking (clippy.toml allows it inside them)"
 )]
 
 mod suite;

@@ -13,7 +13,7 @@ use dsh_persistence_sqlite::{
     DEFAULT_BUSY_TIMEOUT_MS, DatabasePath, JournalMode, SqliteBackend, SqliteOptions,
 };
 
-use crate::args::StoreFormat;
+use crate::args::sessions::StoreFormat;
 
 /// A destination store, open for writing.
 pub enum Destination {

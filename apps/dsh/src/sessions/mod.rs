@@ -20,7 +20,7 @@ use dsh_protocol::json::to_js_string;
 use dsh_session::Canonical;
 
 use self::destination::Destination;
-use crate::args::SessionsAction;
+use crate::args::sessions::SessionsAction;
 use crate::output;
 use crate::subset::with_rows;
 

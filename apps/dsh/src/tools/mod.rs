@@ -10,7 +10,7 @@ use dsh_protocol::json::to_js_string;
 use dsh_tools::{CancellationToken, ContentBlock, TOOLS, ToolExecutionInput, ToolRegistry};
 use serde_json::{Value, json};
 
-use crate::args::ToolsAction;
+use crate::args::tools::ToolsAction;
 use crate::output;
 use crate::subset::with_rows;
 

@@ -111,7 +111,6 @@ impl HeadlessArgs {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
 
     use super::*;
 

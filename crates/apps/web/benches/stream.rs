@@ -6,8 +6,11 @@
 //! The pages are separate processes (this binary, re-run as a reader), so their reading does
 //! not count as server time. `cargo bench -p dsh-web --bench stream`.
 
-// The figures are this program's output.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the figures are printed for the reader"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

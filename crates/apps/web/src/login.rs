@@ -6,7 +6,7 @@
 //! `POST /api/login` for the token. A code is random (256 bits), good for one exchange and
 //! for [`LOGIN_CODE_TTL`], compared in constant time, and lives only in memory.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
@@ -15,6 +15,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use dsh_kernel::sync::lock;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -57,7 +58,7 @@ impl LoginCodes {
     }
 
     fn pending(&self) -> MutexGuard<'_, Vec<Pending>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.pending)
     }
 
     /// A fresh code, good once until `ttl` from now.

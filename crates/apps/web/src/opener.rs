@@ -153,7 +153,6 @@ pub(crate) fn in_ssh_session() -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

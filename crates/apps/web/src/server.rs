@@ -4,7 +4,7 @@
 //! [`crate::conn`]): a header-read and an idle timeout, and a cap on how many are open.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use axum::Router;
@@ -12,6 +12,7 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use dsh_kernel::sync::lock;
 use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey};
 use dsh_shell::SANDBOX_PROTECTION;
 use serde::Deserialize;
@@ -101,7 +102,7 @@ struct Shared {
 
 impl Shared {
     fn mounts(&self) -> MutexGuard<'_, Mounts> {
-        self.mounts.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.mounts)
     }
 }
 

@@ -173,7 +173,6 @@ impl Plugin for WebStartupPlugin {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::panic)]
 
     use super::*;
 

@@ -51,6 +51,7 @@ mod kernel;
 mod key;
 mod plugin;
 mod runtime;
+pub mod sync;
 
 pub use audit::AuditError;
 pub use audit::AuditIssue;

@@ -47,7 +47,6 @@ impl Plugin for SystemPromptPlugin {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use pretty_assertions::assert_eq;
     use serde_json::json;

@@ -2,8 +2,9 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use dsh_kernel::sync::lock;
 use dsh_kernel::{Context, Disposer, ServiceKey};
 use dsh_llm::ToolSchema;
 
@@ -94,7 +95,7 @@ impl std::fmt::Debug for SystemPrompt {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.table)
     }
 
     /// Removes registration `id` and, when it was still there, announces the change.
@@ -411,7 +412,6 @@ fn quote(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
 

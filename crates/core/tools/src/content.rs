@@ -59,7 +59,6 @@ pub(crate) fn failure_message_from_content(content: &[ContentBlock]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
 

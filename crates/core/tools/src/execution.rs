@@ -273,7 +273,6 @@ impl ToolExecutionResult {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use serde_json::json;
 

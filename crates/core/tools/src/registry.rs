@@ -1,8 +1,9 @@
 //! The registry: which tools and guards exist, owned by the fibers that registered them.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
+use dsh_kernel::sync::lock;
 use dsh_kernel::{Context, Disposer, ServiceKey};
 use serde_json::Value;
 
@@ -62,10 +63,6 @@ impl std::fmt::Debug for ToolRegistry {
             .field("tools", &self.names())
             .finish_non_exhaustive()
     }
-}
-
-fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
-    table.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl ToolRegistry {

@@ -12,9 +12,10 @@
 //!   commits and replays as a whole.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use dsh_kernel::sync::lock;
 use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey, ServiceName};
 use dsh_session::{LiveSession, SESSIONS, SessionStore, SurfaceIntent};
 use futures_util::future::{BoxFuture, Either, select};
@@ -112,17 +113,11 @@ impl UserApproval {
         answerer: Arc<dyn ApprovalAnswerer>,
     ) -> Result<Disposer, BoxError> {
         let id = self.next_answerer.fetch_add(1, Ordering::Relaxed);
-        self.answerers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((id, answerer));
+        lock(&self.answerers).push((id, answerer));
         let answerers = Arc::downgrade(&self.answerers);
         Ok(owner.effect(move || {
             if let Some(answerers) = answerers.upgrade() {
-                answerers
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .retain(|(entry, _)| *entry != id);
+                lock(&answerers).retain(|(entry, _)| *entry != id);
             }
         })?)
     }
@@ -142,9 +137,7 @@ impl UserApproval {
     }
 
     fn answerer(&self) -> Option<Arc<dyn ApprovalAnswerer>> {
-        self.answerers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.answerers)
             .last()
             .map(|(_, answerer)| Arc::clone(answerer))
     }

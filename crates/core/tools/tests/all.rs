@@ -1,12 +1,10 @@
 //! Integration tests of dsh-tools, in one test binary: the registry and its scoping, the
 //! pipeline stage by stage, the `tools/result` notification and batches.
 
-// Test helpers outside #[test] functions may unwrap and index too.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
+    clippy::indexing_slicing,
+    reason = "helpers outside `#[test]` functions fail the test by panicking (clippy.toml allows it inside them)"
 )]
 
 mod suite;

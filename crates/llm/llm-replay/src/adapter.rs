@@ -1,8 +1,9 @@
 //! The adapter: the n-th request of a session gets the n-th recorded model call.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use dsh_kernel::sync::lock;
 use dsh_llm::{
     AdapterStream, ContentBlock, GenerateOptions, LlmAdapter, LlmFailure, adapter_stream_of,
 };
@@ -38,7 +39,7 @@ impl ReplayAdapter {
     }
 
     fn cursors(&self) -> MutexGuard<'_, HashMap<Option<String>, Cursor>> {
-        self.cursors.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.cursors)
     }
 }
 

@@ -1,10 +1,8 @@
 //! Replaying dsh 0.1.1's own session log through the LLM runtime.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
+    reason = "helpers outside `#[test]` functions fail the test by panicking (clippy.toml allows it inside them)"
 )]
 
 mod suite;

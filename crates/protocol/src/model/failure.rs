@@ -201,7 +201,6 @@ impl From<crate::errors::BoxError> for LlmFailure {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
 

@@ -768,7 +768,6 @@ pub struct ToolSchema {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use serde_json::json;
 

@@ -319,7 +319,6 @@ pub(crate) fn kind_at(path: &Path) -> Result<Option<FileType>, BackendError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

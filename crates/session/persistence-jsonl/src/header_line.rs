@@ -167,7 +167,6 @@ fn parse_line(line: &[u8], refuse_foreign: bool) -> Result<SessionHeader, Header
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

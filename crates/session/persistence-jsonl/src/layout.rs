@@ -238,7 +238,6 @@ pub fn log_path(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

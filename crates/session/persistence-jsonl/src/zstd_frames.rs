@@ -542,11 +542,9 @@ pub fn decode_all(bytes: &[u8]) -> Result<DecodedLog, FrameError> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::single_range_in_vec_init
+#[expect(
+    clippy::single_range_in_vec_init,
+    reason = "the expected frame lists are vectors of one byte range, not a range meant to be collected"
 )]
 mod tests {
     use super::*;

@@ -15,12 +15,11 @@
 //! Appends run on a two-worker multi-threaded runtime, as `dsh run` does: there the store
 //! writes on the calling worker instead of the blocking pool.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     clippy::indexing_slicing,
     clippy::print_stderr,
-    clippy::cast_precision_loss
+    reason = "a benchmark's setup fails by panicking: there is no caller to hand an error to; the figures are printed for the reader"
 )]
 
 use std::hint::black_box;

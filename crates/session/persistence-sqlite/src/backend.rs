@@ -1,8 +1,9 @@
 //! [`SqliteBackend`]: the persistence hooks over one SQLite database.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use dsh_kernel::sync::lock;
 use dsh_persistence::{
     BackendError, PersistenceBackend, SessionListing, SnapshotListing, StoredLog,
 };
@@ -23,10 +24,6 @@ impl std::fmt::Debug for SqliteBackend {
             .field("path", &lock(&self.store).options().path)
             .finish()
     }
-}
-
-fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
-    store.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl SqliteBackend {

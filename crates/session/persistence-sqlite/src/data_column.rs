@@ -78,7 +78,6 @@ pub fn decode_data(value: ValueRef<'_>, max_bytes: Option<usize>) -> Result<Stri
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

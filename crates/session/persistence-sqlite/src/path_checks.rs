@@ -270,7 +270,6 @@ pub(crate) fn pending_wal(path: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 

@@ -160,7 +160,7 @@ impl EventRow {
         }
         let data = serde_json::from_str(&text)
             .map_err(|error| malformed(&format!("data is not JSON: {error}")))?;
-        #[allow(clippy::cast_possible_wrap)] // checked safe when read
+        // The seq was checked to be a safe integer when it was read, so it fits an i64.
         let row = PackedRow::from_data(kind, self.seq as i64, self.time, data)
             .map_err(|error| error.to_string())?;
         if !(MIN_PACKED_ROW_MEMBERS..=MAX_PACKED_ROW_MEMBERS).contains(&row.member_count()) {
@@ -255,7 +255,7 @@ impl<'a> BoundRow<'a> {
         statement: &mut rusqlite::Statement<'_>,
         id: &str,
     ) -> rusqlite::Result<()> {
-        #[allow(clippy::cast_possible_wrap)] // seqs are safe integers
+        // Seqs are safe integers (below 2^53), so they fit an i64.
         let seq = self.seq as i64;
         statement.execute(rusqlite::params![
             id,

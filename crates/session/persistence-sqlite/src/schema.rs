@@ -524,7 +524,6 @@ pub(crate) fn is_uuid(text: &str) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

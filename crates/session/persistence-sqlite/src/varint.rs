@@ -32,11 +32,9 @@ pub fn encode_seqs(seqs: &[u64]) -> Vec<u8> {
 fn push_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         // Truncation keeps the low seven bits, which is the point.
-        #[allow(clippy::cast_possible_truncation)]
         out.push((value & 0x7f) as u8 | 0x80);
         value >>= 7;
     }
-    #[allow(clippy::cast_possible_truncation)]
     out.push(value as u8);
 }
 
@@ -97,7 +95,6 @@ fn read_varint(bytes: &[u8], limit: u64) -> Result<(u64, &[u8]), VarintError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use proptest::prelude::*;
 

@@ -27,7 +27,6 @@ pub fn file_kind(file_type: FileType) -> &'static str {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

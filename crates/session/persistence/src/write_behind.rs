@@ -6,9 +6,10 @@
 //! pause until the next event, and [`WriteBehind::flush`] retries at once and reports the error.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
+use dsh_kernel::sync::lock;
 use dsh_session::SessionEvent;
 use futures_util::future::BoxFuture;
 
@@ -59,7 +60,7 @@ impl WriteBehind {
     }
 
     fn queue(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.queue)
     }
 
     /// Events waiting to be written.
@@ -158,7 +159,6 @@ impl WriteBehind {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use std::sync::atomic::AtomicBool;
 

@@ -1,11 +1,10 @@
 //! Integration tests of the unconfined provider through the `ShellExecutor` trait and the
 //! `dsh-bash-local` plugin.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
+    reason = "helpers outside `#[test]` functions fail the test by panicking (clippy.toml allows it inside them)"
 )]
 
 mod suite;

@@ -77,7 +77,6 @@ fn usable_workdir(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use std::io;
     use std::path::PathBuf;

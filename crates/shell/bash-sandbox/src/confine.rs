@@ -251,7 +251,6 @@ pub fn probe() -> Result<LandlockSupport, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,9 +1,10 @@
 //! `SandboxBashExecutor`: the shell seam with every command confined (dsh's
 //! `bash-sandbox/src/index.ts`).
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
+use dsh_kernel::sync::lock;
 use dsh_shell::{
     BashRunner, LaunchOptions, LaunchThread, ProcessSettlement, ProtectedPath,
     STATUS_FD_PLACEHOLDER, SandboxExecutionPolicy, SandboxMode, SandboxProtection, SettleHook,
@@ -74,7 +75,7 @@ struct Bases {
 
 impl Bases {
     fn get(&self, base: &Confinement) -> Result<Arc<LaunchThread>, String> {
-        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut current = lock(&self.current);
         if let Some((key, thread)) = current.as_ref()
             && key == base
         {
@@ -91,18 +92,13 @@ impl Bases {
             owned.apply(crate::carve::NamespaceMode::MountOnly, guard.as_ref())
         })?;
         if let Some((_, old)) = current.replace((base.clone(), Arc::clone(&thread))) {
-            self.retired
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(old);
+            lock(&self.retired).push(old);
         }
         Ok(thread)
     }
 
     fn is_current(&self, base: &Confinement) -> bool {
-        self.current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.current)
             .as_ref()
             .is_some_and(|(key, _)| key == base)
     }

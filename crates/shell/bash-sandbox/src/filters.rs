@@ -291,7 +291,6 @@ pub fn install(program: &BpfProgram, what: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

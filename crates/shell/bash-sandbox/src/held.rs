@@ -6,8 +6,9 @@
 //! the mount table changed, so its namespace never misses a newer view of a writable root.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use dsh_kernel::sync::lock;
 use dsh_shell::LaunchThread;
 
 use crate::carve::NamespaceMode;
@@ -65,19 +66,14 @@ impl HeldConfinements {
             })
             .clone();
         if built.is_err() {
-            self.slots
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .retain(|(_, kept, _)| !Arc::ptr_eq(kept, &slot));
+            lock(&self.slots).retain(|(_, kept, _)| !Arc::ptr_eq(kept, &slot));
         }
         built
     }
 
     /// Whether `confinement` is held and built.
     pub fn is_held(&self, confinement: &Confinement) -> bool {
-        self.slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.slots)
             .iter()
             .any(|(key, slot, _)| key == confinement && matches!(slot.get(), Some(Ok(_))))
     }
@@ -86,7 +82,7 @@ impl HeldConfinements {
     /// or if it has carve-outs and the mount table changed since it was made.
     fn slot(&self, confinement: &Confinement) -> Slot {
         let generation = mount_generation();
-        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slots = lock(&self.slots);
         slots.retain(|(key, _, made_at)| key.carve_outs.is_empty() || *made_at == generation);
         let found = slots.iter().position(|(key, _, _)| key == confinement);
         let entry = match found.and_then(|index| slots.remove(index)) {
@@ -109,7 +105,6 @@ impl HeldConfinements {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use std::path::PathBuf;
 

@@ -9,8 +9,9 @@
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
+use dsh_kernel::sync::lock;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 /// How many changes were seen so far: a confinement built at an older count is stale. Stays
@@ -24,7 +25,7 @@ pub(crate) fn mount_generation() -> u64 {
             .map(Mutex::new)
     });
     if let Some(file) = watch {
-        let file = file.lock().unwrap_or_else(PoisonError::into_inner);
+        let file = lock(file);
         let mut fds = [PollFd::new(file.as_fd(), PollFlags::POLLPRI)];
         let marked = poll(&mut fds, PollTimeout::ZERO).is_ok_and(|ready| ready > 0)
             && fds

@@ -172,7 +172,6 @@ fn config_confines(ctx: &Context) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

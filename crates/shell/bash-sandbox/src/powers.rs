@@ -126,7 +126,6 @@ pub fn drop_powers() -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

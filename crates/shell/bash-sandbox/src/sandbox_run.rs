@@ -312,7 +312,6 @@ fn fail(detail: &str, status: Option<&mut File>) -> i32 {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -98,7 +98,6 @@ impl Plugin for SandboxPolicyPlugin {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use dsh_kernel::Kernel;
     use dsh_session::{CreateOptions, SESSIONS, SessionPlugin, SurfaceIntent};

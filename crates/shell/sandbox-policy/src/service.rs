@@ -164,7 +164,6 @@ impl SandboxPolicyService for LocalSandboxPolicy {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
+use dsh_kernel::sync::lock;
 use dsh_kernel::{Context, Disposer, ServiceKey};
 use dsh_session::SessionHeader;
 
@@ -140,10 +141,6 @@ impl fmt::Debug for ShellEnvRegistration {
             .field(&self.name)
             .finish()
     }
-}
-
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether `key` is `DSH_` followed by `[A-Z][A-Z0-9_]*`.

@@ -1,7 +1,10 @@
 //! `run` of `true` through the runner against a bare `bash -c true` with std's and tokio's
 //! `Command::output`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a benchmark's setup fails by panicking: there is no caller to hand an error to"
+)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dsh_shell::{

@@ -7,7 +7,9 @@
 //! lives until its handle is dropped; children it forked are unaffected by its end.
 
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use dsh_kernel::sync::lock;
 
 use crate::error::ShellError;
 
@@ -76,17 +78,12 @@ impl LaunchThread {
         });
         let stopped =
             || ShellError::InvalidConfig(format!("the launch thread {} has stopped", self.name));
-        self.jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .send(job)
-            .map_err(|_| stopped())?;
+        lock(&self.jobs).send(job).map_err(|_| stopped())?;
         result.recv().map_err(|_| stopped())
     }
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

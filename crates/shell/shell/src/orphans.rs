@@ -19,8 +19,9 @@ use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
+use dsh_kernel::sync::lock;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 /// The watchdog's program: keep the live ids and their leaders' start times; at end of
@@ -105,7 +106,7 @@ fn start() -> Option<Guard> {
 }
 
 fn send(line: &str) {
-    let mut slot = guard().lock().unwrap_or_else(PoisonError::into_inner);
+    let mut slot = lock(guard());
     let Some(guard) = slot.as_mut().filter(|guard| guard.alive) else {
         return;
     };
@@ -139,7 +140,7 @@ pub(crate) fn start_guard() {
 /// the middle of a spawn leaves no group behind. Starts the guard if needed (so call it on a
 /// thread without confinement, never on a launch thread); `None` without a live guard.
 pub(crate) fn guard_input() -> Option<i32> {
-    let slot = guard().lock().unwrap_or_else(PoisonError::into_inner);
+    let slot = lock(guard());
     slot.as_ref()
         .filter(|guard| guard.alive)
         .map(|guard| guard.input.as_raw_fd())
@@ -147,7 +148,7 @@ pub(crate) fn guard_input() -> Option<i32> {
 
 /// The guard's process id, when it runs (confined commands may not signal it).
 pub fn guard_pid() -> Option<u32> {
-    let slot = guard().lock().unwrap_or_else(PoisonError::into_inner);
+    let slot = lock(guard());
     slot.as_ref()
         .filter(|guard| guard.alive)
         .map(|guard| guard.child.id())

@@ -2,8 +2,9 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use dsh_kernel::sync::lock;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -60,15 +61,11 @@ struct State {
 
 impl Inner {
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     fn run_hook(&self, settlement: &ProcessSettlement<'_>) {
-        let hook = self
-            .hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let hook = lock(&self.hook).take();
         if let Some(sandbox) = hook.and_then(|hook| hook(settlement)) {
             self.state().sandbox = Some(sandbox);
         }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use dsh_kernel::sync::lock;
 use nix::sys::signal::Signal;
 use tokio::runtime::Handle;
 use tokio::time::Instant;
@@ -98,7 +99,7 @@ struct Live {
 
 impl Inner {
     fn live(&self) -> MutexGuard<'_, Live> {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.live)
     }
 }
 

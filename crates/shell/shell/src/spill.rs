@@ -13,15 +13,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use dsh_kernel::sync::lock;
+
 static DEFAULT_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// The process's private spill directory, created on first use (and again if something
 /// removed it, such as a temp-directory cleaner).
 pub fn default_spill_dir() -> io::Result<PathBuf> {
-    let mut dir = DEFAULT_DIR
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut dir = lock(&DEFAULT_DIR);
     if let Some(dir) = dir.as_ref().filter(|dir| still_private(dir)) {
         return Ok(dir.clone());
     }
@@ -34,10 +34,7 @@ pub fn default_spill_dir() -> io::Result<PathBuf> {
 /// Removes the process's spill directory if nothing was spilled into it (call it when the
 /// process ends): a directory holding spill files stays, for the results that name them.
 pub fn remove_spill_dir_if_empty() {
-    let dir = DEFAULT_DIR
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
+    let dir = lock(&DEFAULT_DIR).take();
     if let Some(dir) = dir.filter(|dir| still_private(dir)) {
         // Fails, and so keeps the directory, when it holds anything.
         let _ = std::fs::remove_dir(dir);

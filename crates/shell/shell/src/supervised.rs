@@ -1,8 +1,9 @@
 //! What the supervising task shares with the handles of one process.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
+use dsh_kernel::sync::lock;
 use tokio::sync::{Notify, watch};
 
 use crate::collector::OutputCollector;
@@ -55,11 +56,11 @@ impl Supervised {
     }
 
     pub(crate) fn stdout(&self) -> MutexGuard<'_, OutputCollector> {
-        self.stdout.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.stdout)
     }
 
     pub(crate) fn stderr(&self) -> MutexGuard<'_, OutputCollector> {
-        self.stderr.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.stderr)
     }
 
     /// Asks the supervisor to terminate the tree (SIGTERM, then SIGKILL after the grace).

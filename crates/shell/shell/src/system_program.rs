@@ -62,7 +62,6 @@ pub fn root_owned_and_locked(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

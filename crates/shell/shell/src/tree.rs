@@ -10,8 +10,9 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
+use dsh_kernel::sync::lock;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -95,7 +96,7 @@ static WAITED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// The set of direct children with a waiter; hold it across a spawn and add the child, so
 /// no sweep takes it in between.
 pub(crate) fn waited_children() -> MutexGuard<'static, BTreeSet<i32>> {
-    WAITED.lock().unwrap_or_else(PoisonError::into_inner)
+    lock(&WAITED)
 }
 
 /// Makes this process the reaper of its orphaned descendants (Linux), once: a command's
@@ -256,7 +257,6 @@ fn parse_stat(line: &str) -> Option<Stat> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -57,7 +57,6 @@ pub async fn approve_escalation(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use dsh_tools::{CancellationToken, ToolCaller};
 

@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dsh_kernel::sync::lock;
 use dsh_session::header::now_ms;
 use dsh_shell::{ShellProcess, ShellProcessStatus};
 use dsh_tools::{ContentBlock, ToolDefinition, ToolError, ToolOutput, ToolRunContext};
@@ -99,10 +100,6 @@ impl Job {
             finished_at,
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The jobs started in this process, by id.
@@ -237,7 +234,6 @@ impl ToolDefinition for JobOutputTool {
                     "invalid wait timeout: expected a positive number of milliseconds, got {timeout}"
                 )));
             }
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let wait = requested
                 .map_or(DEFAULT_WAIT_MS, |t| t.ceil() as u64)
                 .min(MAX_WAIT_MS);

@@ -164,7 +164,6 @@ fn final_marker<'t>(text: &'t str, prefix: &str) -> Option<(&'t str, &'t str)> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -109,7 +109,6 @@ pub const PROMPT_SECTION: &str =
     "Check the [exit code: N] marker on every bash result; investigate failures before moving on.";
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -21,7 +21,6 @@ pub fn resolve_workdir(requested: Option<&str>, session_cwd: Option<&str>) -> Op
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

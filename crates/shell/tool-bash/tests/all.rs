@@ -2,11 +2,10 @@
 //! shell: dsh's result text, truncation and spill files, timeouts that leave no process
 //! behind, the `DSH_*` environment, workdirs, background jobs and pipeline listeners.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
+    reason = "helpers outside `#[test]` functions fail the test by panicking (clippy.toml allows it inside them)"
 )]
 
 mod suite;

@@ -1,5 +1,6 @@
-//! Just enough HTTP/1.1 for the fake: one request per connection, read strictly enough to
-//! refuse garbage (400) and never panic; responses framed by `Content-Length` or chunked.
+//! Just enough HTTP/1.1 for the fake: requests read strictly enough to refuse garbage (400)
+//! and never panic; responses framed by `Content-Length` or chunked, the connection closed
+//! after them unless a `Content-Length` reply keeps it open for the next request.
 
 use std::time::Duration;
 
@@ -388,23 +389,44 @@ pub(crate) fn merge_headers(
     headers
 }
 
-/// Writes a whole response framed by `Content-Length`, then closes the connection.
+/// What becomes of a connection once a response is out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Connection {
+    /// `connection: close`, then the connection is closed.
+    Close,
+    /// No `connection` header; the connection stays open for the next request.
+    KeepAlive,
+}
+
+/// Writes a whole response framed by `Content-Length` in one write (so Nagle's algorithm never
+/// holds the body back), then closes the connection or keeps it; returns whether it is still
+/// open.
 pub(crate) async fn respond(
     stream: &mut TcpStream,
     status: u16,
     content_type: &str,
     extra: &[(String, String)],
     body: &[u8],
-) {
-    let defaults = vec![
+    connection: Connection,
+) -> bool {
+    let mut defaults = vec![
         ("content-type".to_owned(), content_type.to_owned()),
         ("content-length".to_owned(), body.len().to_string()),
-        ("connection".to_owned(), "close".to_owned()),
     ];
+    if connection == Connection::Close {
+        defaults.push(("connection".to_owned(), "close".to_owned()));
+    }
     let mut bytes = response_head(status, &merge_headers(defaults, extra));
     bytes.extend_from_slice(body);
-    if stream.write_all(&bytes).await.is_ok() {
-        close(stream).await;
+    if stream.write_all(&bytes).await.is_err() {
+        return false;
+    }
+    match connection {
+        Connection::KeepAlive => true,
+        Connection::Close => {
+            close(stream).await;
+            false
+        }
     }
 }
 

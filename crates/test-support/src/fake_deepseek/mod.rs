@@ -2,12 +2,17 @@
 //! end over real HTTP.
 //!
 //! [`FakeDeepSeek::start`] binds `127.0.0.1:0` and serves HTTP/1.1 (one request per connection,
-//! answered with `Connection: close`). Every request is recorded ([`FakeDeepSeek::requests`]).
-//! Each `POST /chat/completions` (or `/v1/chat/completions`) takes the next scripted [`Reply`]
-//! from the queue ([`FakeDeepSeek::push`]): an SSE stream, an HTTP error, a cut, stalled or
-//! never-ending stream, or a stream held behind a [`Gate`]. With the queue empty the request
-//! gets a 500 whose JSON error names it; other paths get 404, malformed requests 400. Dropping
-//! the server stops it and closes every connection it holds.
+//! answered with `Connection: close`, unless a reply is [kept alive](Reply::keep_alive)). Every
+//! request is recorded ([`FakeDeepSeek::requests`]). Each `POST /chat/completions` (or
+//! `/v1/chat/completions`) takes the next scripted [`Reply`] from the queue
+//! ([`FakeDeepSeek::push`]): an SSE stream, an HTTP error, a cut, stalled or never-ending
+//! stream, or a stream held behind a [`Gate`]. With no queued reply for it, the request goes to
+//! the responder ([`FakeDeepSeek::respond_with`]), which builds a reply from the request; with
+//! no responder either it gets a 500 whose JSON error names it. Other paths get 404, malformed
+//! requests 400. Dropping the server stops it and closes every connection it holds.
+//!
+//! [`serve_in_background`] runs one outside any tokio runtime, on a thread of its own, for
+//! programs that only need a model to talk to (the xtask benchmark and browser tests).
 //!
 //! The server has no timers of its own (no read timeout, no limit on a stall): only the pauses
 //! a reply scripts, and a wait of at most a second for the client to hang up after a response.
@@ -31,6 +36,7 @@
 //! [`FixtureExchange`] rebuilds the replies dsh 0.1.1's own fake streamed from its
 //! `llm-requests.jsonl` recordings.
 
+mod background;
 mod fixture;
 mod http;
 mod reply;
@@ -38,14 +44,16 @@ mod reply;
 use std::collections::VecDeque;
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use dsh_kernel::sync::lock;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+pub use background::serve_in_background;
 pub use fixture::{FIXTURE_CASES, FixtureError, FixtureExchange, FixtureReply, fixture_path};
 pub use reply::{Gate, Reply};
 
@@ -167,10 +175,14 @@ struct Scripted {
 
 type Matcher = Box<dyn Fn(&RecordedRequest) -> bool + Send + Sync>;
 
+/// Builds the reply to a chat request no queued reply takes.
+type Responder = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     requests: Vec<RecordedRequest>,
     queue: VecDeque<Scripted>,
+    responder: Option<Responder>,
 }
 
 struct Shared {
@@ -181,7 +193,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 }
 
@@ -262,6 +274,16 @@ impl FakeDeepSeek {
         });
     }
 
+    /// Answers every chat-completions request that no queued reply takes with
+    /// `responder(request)`, from now on (replacing an earlier responder). The responder runs
+    /// while the server's state is locked, so it must not call the server.
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    ) {
+        self.shared.lock().responder = Some(Box::new(responder));
+    }
+
     /// How many queued replies no request has taken yet.
     pub fn pending(&self) -> usize {
         self.shared.lock().queue.len()
@@ -316,38 +338,41 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Serves one connection: one request, one response.
+/// Serves one connection: one request and its response, then the next request for as long as
+/// the responses keep the connection open.
 async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.set_nodelay(true);
-    let request = match http::read_request(&mut stream).await {
-        Ok(Some(request)) => request,
-        Ok(None) => return,
-        Err(refusal) => {
-            let body = error_body(&refusal.message, "bad_request");
-            http::respond(
-                &mut stream,
-                refusal.status,
-                "application/json",
-                &[],
-                body.as_bytes(),
-            )
-            .await;
+    loop {
+        let request = match http::read_request(&mut stream).await {
+            Ok(Some(request)) => request,
+            Ok(None) => return,
+            Err(refusal) => {
+                let body = error_body(&refusal.message, "bad_request");
+                refuse(&mut stream, refusal.status, &body).await;
+                return;
+            }
+        };
+        let open = match route(&shared, request) {
+            Answer::Reply(reply) => reply.send(&mut stream).await,
+            Answer::Refuse(status, body) => refuse(&mut stream, status, &body).await,
+        };
+        if !open {
             return;
         }
-    };
-    match route(&shared, request) {
-        Answer::Reply(reply) => reply.send(&mut stream).await,
-        Answer::Refuse(status, body) => {
-            http::respond(
-                &mut stream,
-                status,
-                "application/json",
-                &[],
-                body.as_bytes(),
-            )
-            .await;
-        }
     }
+}
+
+/// Answers `status` with a JSON error `body` and closes the connection.
+async fn refuse(stream: &mut TcpStream, status: u16, body: &str) -> bool {
+    http::respond(
+        stream,
+        status,
+        "application/json",
+        &[],
+        body.as_bytes(),
+        http::Connection::Close,
+    )
+    .await
 }
 
 enum Answer {
@@ -408,10 +433,14 @@ fn route(shared: &Shared, request: http::Request) -> Answer {
                 .as_ref()
                 .is_none_or(|matcher| matcher(&recorded))
         });
-        match position.and_then(|position| state.queue.remove(position)) {
-            Some(scripted) => {
+        let queued = position.and_then(|position| state.queue.remove(position));
+        match queued
+            .map(|scripted| scripted.reply)
+            .or_else(|| state.responder.as_ref().map(|respond| respond(&recorded)))
+        {
+            Some(reply) => {
                 recorded.scripted = true;
-                Answer::Reply(scripted.reply)
+                Answer::Reply(reply)
             }
             None => {
                 let queued = state.queue.len();

@@ -36,6 +36,8 @@ use crate::sse::SseEvent;
 pub struct Reply {
     kind: Kind,
     headers: Vec<(String, String)>,
+    /// A `Content-Length` reply that leaves the connection open for the next request.
+    keep_alive: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -125,6 +127,7 @@ impl Reply {
         Self {
             kind,
             headers: Vec::new(),
+            keep_alive: false,
         }
     }
 
@@ -194,6 +197,15 @@ impl Reply {
         (self.stream(|stream| stream.gate = Some(state)), gate)
     }
 
+    /// A reply framed by `Content-Length` (see [`Reply::http`]) that leaves the connection open
+    /// for the client's next request (HTTP/1.1 keep-alive) instead of answering with
+    /// `connection: close` and closing it. Other replies are unchanged.
+    #[must_use]
+    pub fn keep_alive(mut self) -> Self {
+        self.keep_alive = matches!(self.kind, Kind::Http { .. });
+        self
+    }
+
     /// Adds a `retry-after` header (`"2"` seconds, or an HTTP date).
     #[must_use]
     pub fn retry_after(self, value: &str) -> Self {
@@ -214,28 +226,39 @@ impl Reply {
         self
     }
 
-    /// Writes this reply on `stream`; returns when the exchange is over.
-    pub(crate) async fn send(self, stream: &mut TcpStream) {
+    /// Writes this reply on `stream`; returns when the exchange is over, with whether the
+    /// connection stays open for another request.
+    pub(crate) async fn send(self, stream: &mut TcpStream) -> bool {
         match self.kind {
             Kind::Http {
                 status,
                 content_type,
                 body,
             } => {
+                let connection = if self.keep_alive {
+                    http::Connection::KeepAlive
+                } else {
+                    http::Connection::Close
+                };
                 http::respond(
                     stream,
                     status,
                     &content_type,
                     &self.headers,
                     body.as_bytes(),
+                    connection,
                 )
-                .await;
+                .await
             }
             Kind::Hang => {
                 hold(stream, None).await;
+                false
             }
-            Kind::Disconnect => {}
-            Kind::Sse(sse) => sse.send(stream, &self.headers).await,
+            Kind::Disconnect => false,
+            Kind::Sse(sse) => {
+                sse.send(stream, &self.headers).await;
+                false
+            }
         }
     }
 }

@@ -407,6 +407,89 @@ async fn matchers_route_racing_requests() {
 }
 
 #[tokio::test]
+async fn a_responder_answers_what_the_queue_does_not() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    server.push(Reply::sse(sse::text_events("queued", 8, None)));
+    server.respond_with(|request| {
+        let last = request.body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or("");
+        Reply::sse(sse::text_events(&format!("built for {last}"), 64, None))
+    });
+    let response = client::exchange(server.addr(), &chat(&body())).await;
+    assert!(response.decoded().contains("\"queued\""));
+    for _ in 0..2 {
+        let response = client::exchange(server.addr(), &chat(&body())).await;
+        assert_eq!(response.status, 200);
+        assert!(response.decoded().contains("\"built for hi\""));
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests.iter().all(|request| request.scripted));
+    // Only chat requests reach the responder.
+    let other = client::exchange(server.addr(), &post("/models", "{}", &[])).await;
+    assert_eq!(other.status, 404);
+}
+
+#[tokio::test]
+async fn a_kept_alive_reply_serves_the_next_request_on_the_same_connection() {
+    let server = FakeDeepSeek::start().await.unwrap();
+    let stream_text = sse::render(&[SseEvent::data(sse::chunk_text("a")), SseEvent::done()]);
+    let reply = Reply::http(200, "text/event-stream", stream_text.clone()).keep_alive();
+    server.push(reply.clone());
+    server.push(reply);
+    let mut stream = client::send(server.addr(), &chat(&body())).await;
+    let expected = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{stream_text}",
+        stream_text.len()
+    );
+    for _ in 0..2 {
+        let mut buf = Vec::new();
+        assert!(
+            read_until(&mut stream, &mut buf, Duration::from_secs(5), |buf| buf
+                .len()
+                >= expected.len())
+            .await
+        );
+        assert_eq!(String::from_utf8_lossy(&buf), expected);
+        stream.write_all(&chat(&body())).await.unwrap();
+    }
+    // The third request on the connection finds the queue empty: a 500, and the close.
+    let rest = client::read_to_end(&mut stream).await;
+    assert_eq!(client::Response::parse(&rest).status, 500);
+    assert_eq!(server.requests().len(), 3);
+    // Keep-alive applies to replies framed by Content-Length only.
+    server.push(Reply::sse(sse::text_events("x", 8, None)).keep_alive());
+    let response = client::exchange(server.addr(), &chat(&body())).await;
+    assert_eq!(response.header("connection"), Some("close"));
+}
+
+#[test]
+fn a_background_server_answers_outside_any_runtime() {
+    use std::io::{Read, Write};
+    let url = dsh_test_support::fake_deepseek::serve_in_background(|request| {
+        let answered = request.body_text.contains("tool_call_id");
+        Reply::sse(sse::text_events(
+            if answered { "done" } else { "first" },
+            64,
+            None,
+        ))
+    })
+    .unwrap();
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(&chat(&body())).unwrap();
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).unwrap();
+    let response = client::Response::parse(&bytes);
+    assert_eq!(response.status, 200);
+    assert!(response.decoded().contains("\"first\""));
+}
+
+#[tokio::test]
 async fn other_routes_methods_and_bodies_are_refused() {
     let server = FakeDeepSeek::start().await.unwrap();
     server.push(Reply::sse(sse::text_events("kept", 8, None)));

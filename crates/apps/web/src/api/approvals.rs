@@ -4,11 +4,12 @@
 //! own `approval/asked` / `approval/decided` events, so a reloaded page still sees them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
+use dsh_kernel::sync::lock;
 use dsh_tools::{ApprovalAnswerer, ApprovalOutcome, ApprovalQuestion};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -25,10 +26,6 @@ type Pending = HashMap<String, (String, oneshot::Sender<ApprovalOutcome>)>;
 #[derive(Default)]
 pub(crate) struct PageAnswerer {
     pending: Arc<Mutex<Pending>>,
-}
-
-fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
-    pending.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl PageAnswerer {

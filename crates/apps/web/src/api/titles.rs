@@ -3,8 +3,9 @@
 //! request reads only the events logged since the previous one.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
+use dsh_kernel::sync::lock;
 use dsh_session::LiveSession;
 use serde_json::Value;
 
@@ -31,7 +32,7 @@ pub(crate) struct Titles {
 impl Titles {
     /// `session`'s title, reading only what was logged since the last call.
     pub(crate) fn of(&self, session: &LiveSession) -> Option<String> {
-        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut seen = lock(&self.seen);
         let entry = seen.entry(session.id().to_owned()).or_default();
         session.with(|log| {
             let events = log.events();
@@ -55,10 +56,7 @@ impl Titles {
 
     /// Forgets the sessions that are no longer live.
     pub(crate) fn keep_only(&self, live: &[String]) {
-        self.seen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|id, _| live.contains(id));
+        lock(&self.seen).retain(|id, _| live.contains(id));
     }
 }
 

@@ -2,11 +2,12 @@
 //! with requests in flight; and the deadline each state sets.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
 use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
+use dsh_kernel::sync::lock;
 use futures_util::task::AtomicWaker;
 use tokio::time::Instant;
 
@@ -62,7 +63,7 @@ impl Connection {
     }
 
     fn phase(&self) -> MutexGuard<'_, Phase> {
-        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.phase)
     }
 
     /// Bytes arrived at `now`: after an idle spell they start the next request's head.

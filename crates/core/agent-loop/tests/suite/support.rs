@@ -4,12 +4,13 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_agent_loop::{
     AGENTS, Agent, AgentLoopPlugin, AgentOptions, AgentRegistry, CreateAgentOptions, LlmRetryPlugin,
 };
+use dsh_kernel::sync::lock;
 use dsh_kernel::{Context, Kernel};
 use dsh_llm::{
     AdapterStream, ContentBlock, FinishReason, GenerateOptions, LLM, LlmAdapter, LlmFailure,
@@ -26,10 +27,6 @@ use tokio::sync::Notify;
 
 /// How long any single wait in a test may take before it counts as a hang.
 pub const PATIENCE: Duration = Duration::from_secs(10);
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 // ---------------------------------------------------------------------------------------
 // The scripted adapter

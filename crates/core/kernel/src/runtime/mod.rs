@@ -7,13 +7,13 @@
 mod lifecycle;
 mod services;
 
+use crate::sync::lock;
 use std::any::Any;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::MutexGuard;
-use std::sync::PoisonError;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -132,7 +132,7 @@ impl Runtime {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// Releases the lock, then drops what was removed under it.

@@ -351,7 +351,10 @@ async fn a_failed_apply_undoes_what_it_registered_and_keeps_the_cause() {
 #[tokio::test]
 async fn a_bad_config_fails_with_its_path() {
     #[derive(serde::Deserialize)]
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "the field is only deserialized: the test is about the error of a config that does not fit it"
+    )]
     struct Port {
         port: u16,
     }

@@ -17,8 +17,9 @@ mod dispatch;
 mod post;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use dsh_kernel::sync::lock;
 use serde_json::Value;
 
 use crate::approval::{APPROVAL, AskResolution, resolve_ask};
@@ -167,15 +168,12 @@ impl ToolRegistry {
         let gate = self
             .ctx
             .waterfall::<ToolsPreExecute, _, _>(exec.clone(), move |exec| {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(exec);
+                *lock(&slot) = Some(exec);
                 async { Ok(PreToolDecision::Allow) }
             })
             .await;
         // Arguments a listener passed down to the end of the chain are the ones that run.
-        let rewritten = reached
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let rewritten = lock(&reached).take();
         let exec = match rewritten {
             Some(rewritten) if !js::is_lossless(rewritten.arguments()) => {
                 let error =

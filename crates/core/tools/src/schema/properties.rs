@@ -2,8 +2,6 @@
 //! that schema is in the subset, and one undeclared key or a wrong root type is exactly one
 //! violation.
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -128,7 +128,10 @@ impl Moment {
 
 /// What one run did, for the failure message.
 #[derive(Debug)]
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "the fields are read only by the Debug print of a failed run"
+)]
 struct Outcome {
     seed: u64,
     moment: Moment,

@@ -69,7 +69,10 @@ impl Fixture {
         let path = dir.join(self.compression.transcript_name());
         std::fs::copy(fixture_path(self.file), &path).unwrap();
         let mut permissions = std::fs::metadata(&path).unwrap().permissions();
-        #[allow(clippy::permissions_set_readonly_false)]
+        #[expect(
+            clippy::permissions_set_readonly_false,
+            reason = "the copy lives in the test's own temporary directory, so making it writable for all is harmless there"
+        )]
         permissions.set_readonly(false);
         std::fs::set_permissions(&path, permissions).unwrap();
         path

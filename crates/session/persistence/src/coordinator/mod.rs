@@ -3,8 +3,10 @@
 //! corruption, and the write-behind of live sessions.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+use dsh_kernel::sync::lock;
 
 mod live_writes;
 
@@ -74,10 +76,6 @@ pub struct Coordinator<B: PersistenceBackend> {
     slots: Mutex<HashMap<String, Slot>>,
     writers: Mutex<HashMap<String, Arc<WriteBehind>>>,
     live: Mutex<HashMap<String, Weak<LiveSession>>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Leaves an unreadable artifact out of a plain listing, with a trace for whoever looks.

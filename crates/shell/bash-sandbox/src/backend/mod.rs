@@ -5,7 +5,6 @@
 mod probe;
 mod profile;
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests;
 
 use std::path::{Path, PathBuf};

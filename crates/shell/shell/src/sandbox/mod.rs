@@ -149,7 +149,6 @@ pub fn sandbox_unavailable_message(mode: SandboxMode, detail: Option<&str>) -> S
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

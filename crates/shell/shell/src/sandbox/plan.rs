@@ -242,7 +242,6 @@ fn resolved_location(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::NetworkPolicy;
     use super::*;

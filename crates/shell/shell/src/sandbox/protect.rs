@@ -8,8 +8,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use dsh_kernel::sync::lock;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
@@ -79,7 +80,7 @@ impl SandboxProtection {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     fn update(&self, change: impl FnOnce(&mut State)) {

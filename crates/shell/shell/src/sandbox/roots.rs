@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
+
+use dsh_kernel::sync::lock;
 
 use super::canonical_path;
 
@@ -103,10 +105,7 @@ pub(crate) fn temp_roots(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> 
 /// Logs a rejected temp root once per process and value.
 fn warn_once(name: &str, raw: &Path, problem: &str) {
     static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-    let fresh = WARNED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(raw.to_path_buf());
+    let fresh = lock(&WARNED).insert(raw.to_path_buf());
     if fresh {
         tracing::warn!(
             "sandbox: {name} {} is not a writable root for commands because {problem}; \
@@ -117,7 +116,6 @@ fn warn_once(name: &str, raw: &Path, problem: &str) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

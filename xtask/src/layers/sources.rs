@@ -1,0 +1,92 @@
+//! Rules over the source files themselves: their length, and how many lints they switch off.
+
+use std::path::{Path, PathBuf};
+
+/// The longest a source file outside the tests may be, in lines.
+pub const MAX_LINES: usize = 600;
+
+/// How many `#[allow(...)]` (and `#![allow(...)]`) attributes the sources may hold.
+pub const MAX_ALLOWS: usize = 20;
+
+/// The folders whose `.rs` files are checked.
+const ROOTS: [&str; 2] = ["crates", "apps"];
+
+/// A source file: its path relative to the workspace root, with `/` separators, and its text.
+pub type Source = (String, String);
+
+/// Every `.rs` file under the checked folders (build output and dependencies left out), by
+/// path order.
+pub fn read(root: &Path) -> Result<Vec<Source>, String> {
+    let mut files = Vec::new();
+    for top in ROOTS {
+        walk(root, &root.join(top), &mut files)?;
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn walk(root: &Path, dir: &Path, files: &mut Vec<Source>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|error| format!("{}: {error}", dir.display()))?;
+        let path: PathBuf = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !(name.starts_with('.') || name == "target" || name == "node_modules") {
+                walk(root, &path, files)?;
+            }
+        } else if name.ends_with(".rs") {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|error| format!("{}: {error}", path.display()))?;
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            files.push((relative.to_string_lossy().replace('\\', "/"), text));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` holds tests: under a `tests/` or `benches/` folder, or a `tests.rs` module.
+pub fn is_test(path: &str) -> bool {
+    path.split('/')
+        .any(|part| part == "tests" || part == "benches")
+        || path == "tests.rs"
+        || path.ends_with("/tests.rs")
+}
+
+/// One problem per file outside the tests that is longer than [`MAX_LINES`].
+pub fn long_files(files: &[Source]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(path, _)| !is_test(path))
+        .filter_map(|(path, text)| {
+            let lines = text.lines().count();
+            (lines > MAX_LINES).then(|| {
+                format!(
+                    "{path} has {lines} lines (at most {MAX_LINES} outside the tests: split it \
+                     by job, or move its tests to a tests.rs child module)"
+                )
+            })
+        })
+        .collect()
+}
+
+/// A problem when the files hold more than [`MAX_ALLOWS`] `allow` attributes.
+pub fn too_many_allows(files: &[Source]) -> Option<String> {
+    let places: Vec<String> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| line.contains("#[allow(") || line.contains("#![allow("))
+                .map(move |(number, _)| format!("{path}:{}", number + 1))
+        })
+        .collect();
+    (places.len() > MAX_ALLOWS).then(|| {
+        format!(
+            "{} #[allow(...)] attributes (at most {MAX_ALLOWS}; prefer #[expect(lint, reason = \
+             \"...\")]): {}",
+            places.len(),
+            places.join(", ")
+        )
+    })
+}
