@@ -13,4 +13,4 @@ mod service;
 
 pub use plugin::{CONFIGURED_OWNER, PLUGIN_NAME, SandboxPolicyConfig, SandboxPolicyPlugin};
 pub use prompt::{POLICY_CONTEXT_NAME, POLICY_CONTEXT_ORDER};
-pub use service::{LocalSandboxPolicy, SANDBOX_MODE_EVENT, last_sandbox_mode, policy_context};
+pub use service::{LocalSandboxPolicy, last_sandbox_mode, policy_context};

@@ -5,14 +5,12 @@ use std::sync::Arc;
 
 use dsh_kernel::Context;
 use dsh_persistence::SESSION_PERSISTENCE;
+use dsh_protocol::kinds;
 use dsh_session::{SESSIONS, SessionEvent};
 use dsh_shell::{
     NetworkPolicy, ProtectedPath, SandboxExecutionPolicy, SandboxMode, SandboxPolicyService,
     SandboxProtection, canonical_path,
 };
-
-/// The log-only event that sets a session's standing mode: `{"mode": "<mode>"}`.
-pub const SANDBOX_MODE_EVENT: &str = "sandbox/mode";
 
 /// The mode of the last `sandbox/mode` event in `events`, if any. Only the last event
 /// counts; a mode this harness does not know reads as `read-only`, the narrowest, rather than
@@ -21,7 +19,7 @@ pub fn last_sandbox_mode(events: &[Arc<SessionEvent>]) -> Option<SandboxMode> {
     let last = events
         .iter()
         .rev()
-        .find(|event| event.kind == SANDBOX_MODE_EVENT)?;
+        .find(|event| event.kind == kinds::SANDBOX_MODE)?;
     Some(
         last.data
             .get("mode")

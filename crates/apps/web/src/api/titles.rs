@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use dsh_kernel::sync::lock;
+use dsh_protocol::kinds;
 use dsh_session::LiveSession;
 use serde_json::Value;
 
@@ -38,12 +39,12 @@ impl Titles {
             let events = log.events();
             for event in events.get(entry.read..).unwrap_or_default() {
                 match &*event.kind {
-                    "session/title" => {
+                    kinds::SESSION_TITLE => {
                         if let Some(title) = event.data.get("title").and_then(Value::as_str) {
                             entry.titled = Some(title.to_owned());
                         }
                     }
-                    "user/message" if entry.typed.is_none() => {
+                    kinds::USER_MESSAGE if entry.typed.is_none() => {
                         entry.typed = typed_line(&event.data);
                     }
                     _ => {}
