@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use dsh_persistence::chunk_rows::pack_chunk_runs;
 use dsh_persistence::{
     BackendError, PersistenceBackend, PersistenceSnapshot, SessionListing, SessionLocation,
     SessionRawArtifact, SnapshotListing, StoredLog,
 };
 use dsh_protocol::json::write_js;
-use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::{SessionEvent, SessionHeader};
 
 use crate::decode::{ReadLog, decode_log};

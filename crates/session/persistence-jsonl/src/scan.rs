@@ -4,8 +4,8 @@
 //! nothing after it closes a turn: once a later line decodes to a `turn/end`, the damage sits
 //! in the committed region and the log is corrupt. A final fragment without a newline is torn.
 
+use dsh_persistence::record::{LineDecode, decode_line_into};
 use dsh_session::SessionEvent;
-use dsh_session::record::{LineDecode, decode_line_into};
 
 /// The result of scanning a log's event lines.
 #[derive(Debug)]

@@ -9,10 +9,10 @@
 
 use std::borrow::Cow;
 
+use dsh_persistence::chunk_rows::{ChunkKind, PackedRow};
+use dsh_persistence::record::data_from_json_text;
 use dsh_protocol::json::{MAX_SAFE_INTEGER, to_js_string};
-use dsh_session::chunk_rows::{ChunkKind, PackedRow};
 use dsh_session::event::event_kind;
-use dsh_session::record::data_from_json_text;
 use dsh_session::{SessionEvent, SurfaceKeyOrder, SurfaceOp};
 use rusqlite::Row;
 use rusqlite::types::{Value as SqlValue, ValueRef};

@@ -2,14 +2,21 @@
 //! offers, and the [`Coordinator`] that does the shared work (per-session serialization, lazy
 //! materialization, validation, crash repair, format refusal, and the write-behind of live
 //! sessions) over a backend's small [`PersistenceBackend`] hooks.
+//!
+//! It also holds the storage codecs the backends share: [`chunk_rows`] (runs of streamed
+//! deltas packed into one row), [`record`] (one stored line read into events) and [`legacy`]
+//! (old event shapes upgraded as they are read).
 
 pub mod backend;
+pub mod chunk_rows;
 #[cfg(feature = "contract")]
 pub mod contract;
 pub mod coordinator;
 pub mod error;
 pub mod file_kind;
+pub mod legacy;
 pub mod live;
+pub mod record;
 pub mod seam;
 pub mod write_behind;
 

@@ -6,6 +6,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::data::EventData;
+use crate::fields::{RawFields, field_value};
 use dsh_protocol::json::MAX_SAFE_INTEGER;
 use dsh_protocol::known::known_type;
 
@@ -208,12 +209,27 @@ impl SessionEvent {
         }
         envelope.finish()
     }
+
+    /// Reads an envelope from its top-level fields as text (see [`crate::fields`]), keeping
+    /// `data` as its text until something reads it. The same rules as
+    /// [`SessionEvent::from_json_map`] apply.
+    pub fn from_raw_fields(fields: RawFields<'_>) -> Result<Self, EnvelopeError> {
+        let mut envelope = EnvelopeBuilder::default();
+        for (key, raw) in fields {
+            if key == "data" {
+                envelope.data(EventData::from_raw(raw.to_owned()));
+            } else {
+                envelope.field(&key, field_value(raw))?;
+            }
+        }
+        envelope.finish()
+    }
 }
 
 /// Collects an envelope's fields in their written order and checks each; `data` comes
 /// separately so a reader can keep it as text.
 #[derive(Debug, Default)]
-pub(crate) struct EnvelopeBuilder {
+struct EnvelopeBuilder {
     kind: Option<Cow<'static, str>>,
     seq: Option<u64>,
     time: Option<i64>,
@@ -226,12 +242,12 @@ pub(crate) struct EnvelopeBuilder {
 
 impl EnvelopeBuilder {
     /// Sets `data`.
-    pub(crate) fn data(&mut self, data: EventData) {
+    fn data(&mut self, data: EventData) {
         self.data = Some(data);
     }
 
     /// Checks and sets one field other than `data`.
-    pub(crate) fn field(&mut self, key: &str, value: Value) -> Result<(), EnvelopeError> {
+    fn field(&mut self, key: &str, value: Value) -> Result<(), EnvelopeError> {
         match key {
             "type" => match value {
                 Value::String(text) => self.kind = Some(event_kind(text)),
@@ -269,7 +285,7 @@ impl EnvelopeBuilder {
     }
 
     /// The event, once every required field is there.
-    pub(crate) fn finish(self) -> Result<SessionEvent, EnvelopeError> {
+    fn finish(self) -> Result<SessionEvent, EnvelopeError> {
         let both = self.surface_op.is_some() && self.sources.is_some();
         Ok(SessionEvent {
             kind: self

@@ -9,15 +9,13 @@
 //!
 //! The format is dsh 0.1's, byte for byte: [`json`] prints JSON the way JavaScript does.
 
-pub mod chunk_rows;
 pub mod data;
 pub mod derive;
 pub mod event;
+pub mod fields;
 pub mod header;
 pub mod invariant;
-pub mod legacy;
 pub mod plugin;
-pub mod record;
 pub mod repair;
 pub mod seed;
 pub mod session;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::data::EventData;
 use crate::event::SessionEvent;
-use crate::record::{message_skeleton, object_fields};
+use crate::fields::{message_skeleton, object_fields};
 use dsh_protocol::known::RETIRED_EVENT_TYPES;
 
 /// Refuses the event types and shapes dsh retired (`request/header-delta`, `mode/set`,

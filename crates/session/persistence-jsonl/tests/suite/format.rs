@@ -5,13 +5,13 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use dsh_persistence::chunk_rows::pack_chunk_runs;
 use dsh_persistence::{
     BackendError, Coordinator, PersistenceError, SessionPersistence, UnreadableSession,
 };
 use dsh_persistence_jsonl::zstd_frames::{compress_frame, scan_frames};
 use dsh_persistence_jsonl::{Compression, JsonlBackend};
 use dsh_protocol::json::to_js_string;
-use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::repair::interrupted_turn_closers;
 use dsh_session::{SessionEvent, SessionHeader};
 use dsh_test_support::turns::{LogBuilder, long_session};

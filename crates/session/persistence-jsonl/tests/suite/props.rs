@@ -5,11 +5,11 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use dsh_persistence::chunk_rows::pack_chunk_runs;
 use dsh_persistence::{PersistenceError, SessionPersistence};
 use dsh_persistence_jsonl::Compression;
 use dsh_persistence_jsonl::header_line::header_line;
 use dsh_protocol::json::to_js_string;
-use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::repair::interrupted_turn_closers;
 use dsh_session::{SessionEvent, SessionHeader};
 use proptest::prelude::*;

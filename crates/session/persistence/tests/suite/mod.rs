@@ -1,0 +1,3 @@
+mod chunk_rows;
+mod legacy;
+mod record;
