@@ -15,6 +15,7 @@ pub mod event;
 pub mod fields;
 pub mod header;
 pub mod invariant;
+mod js_values;
 pub mod plugin;
 pub mod repair;
 pub mod seed;
