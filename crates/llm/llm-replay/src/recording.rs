@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use dsh_llm::retry::LLM_RETRY;
 use dsh_llm::{ContentBlock, StreamChunk};
 use dsh_persistence_jsonl::Compression;
 use dsh_persistence_jsonl::decode::decode_log;
+use dsh_protocol::kinds;
 use dsh_session::SessionEvent;
 use dsh_session::vocab::CoreEvent;
 
@@ -70,11 +70,11 @@ impl Recording {
         // Whether the last call is over, so the next chunk starts another one.
         let mut ended = true;
         for event in events {
-            if event.kind == LLM_RETRY {
+            if event.kind == kinds::LLM_RETRY {
                 ended = true;
                 continue;
             }
-            if event.kind != "assistant/chunk" {
+            if event.kind != kinds::ASSISTANT_CHUNK {
                 continue;
             }
             let Some(CoreEvent::AssistantChunk { turn, step, chunk }) = CoreEvent::read(event)

@@ -5,6 +5,7 @@
 //! in the committed region and the log is corrupt. A final fragment without a newline is torn.
 
 use dsh_persistence::record::{LineDecode, decode_line_into};
+use dsh_protocol::kinds;
 use dsh_session::SessionEvent;
 
 /// The result of scanning a log's event lines.
@@ -151,7 +152,7 @@ impl LogScanner {
                 return Ok(());
             }
         };
-        let closes_turn = events.iter().any(|event| event.kind == "turn/end");
+        let closes_turn = events.iter().any(|event| event.kind == kinds::TURN_END);
         if let Some(issue) = &self.issue {
             return if closes_turn {
                 Err(issue.clone())

@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 
 use dsh_protocol::json::MAX_SAFE_INTEGER;
+use dsh_protocol::kinds;
 use dsh_session::event::safe_u64;
 use dsh_session::fields::object_fields;
 use dsh_session::{SessionEvent, SurfaceOp};
@@ -57,20 +58,23 @@ fn is_current_shape(event: &SessionEvent) -> bool {
     let kind = event.kind.as_ref();
     if !matches!(
         kind,
-        "turn/start"
-            | "turn/end"
-            | "steering/message"
-            | "user/message"
-            | "assistant/message"
-            | "tool/result"
+        kinds::TURN_START
+            | kinds::TURN_END
+            | kinds::STEERING_MESSAGE
+            | kinds::USER_MESSAGE
+            | kinds::ASSISTANT_MESSAGE
+            | kinds::TOOL_RESULT
     ) {
         return true;
     }
     if let Some(text) = event.data.raw_text()
-        && matches!(kind, "user/message" | "assistant/message" | "tool/result")
+        && matches!(
+            kind,
+            kinds::USER_MESSAGE | kinds::ASSISTANT_MESSAGE | kinds::TOOL_RESULT
+        )
     {
         // Read from storage: the top-level keys decide, without parsing the message.
-        let key = if kind == "user/message" {
+        let key = if kind == kinds::USER_MESSAGE {
             "id"
         } else {
             "message"
@@ -79,13 +83,13 @@ fn is_current_shape(event: &SessionEvent) -> bool {
             .is_some_and(|fields| fields.iter().any(|(name, _)| name == key));
     }
     let Value::Object(data) = event.data.value() else {
-        return kind != "steering/message";
+        return kind != kinds::STEERING_MESSAGE;
     };
     match kind {
-        "turn/start" => !data.contains_key("trigger"),
-        "user/message" => data.contains_key("id"),
-        "assistant/message" | "tool/result" => data.contains_key("message"),
-        "turn/end" => {
+        kinds::TURN_START => !data.contains_key("trigger"),
+        kinds::USER_MESSAGE => data.contains_key("id"),
+        kinds::ASSISTANT_MESSAGE | kinds::TOOL_RESULT => data.contains_key("message"),
+        kinds::TURN_END => {
             let turn_ok = data.get("turn").and_then(safe_u64).is_some_and(|t| t >= 1);
             let Some(reason) = data.get("reason").and_then(Value::as_object) else {
                 return false;
@@ -104,7 +108,7 @@ fn is_current_shape(event: &SessionEvent) -> bool {
 
 /// dsh's `assertSupportedEvents`: each retired shape is searched over the whole log in turn.
 fn assert_supported_events(id: &str, events: &[SessionEvent]) -> Result<(), String> {
-    for retired in ["request/header-delta", "mode/set"] {
+    for retired in [kinds::REQUEST_HEADER_DELTA, kinds::MODE_SET] {
         if let Some(event) = events.iter().find(|event| event.kind == retired) {
             return Err(format!(
                 "session \"{id}\" contains unsupported legacy {retired} event at seq {}",
@@ -112,7 +116,10 @@ fn assert_supported_events(id: &str, events: &[SessionEvent]) -> Result<(), Stri
             ));
         }
     }
-    for event in events.iter().filter(|event| event.kind == "request/header") {
+    for event in events
+        .iter()
+        .filter(|event| event.kind == kinds::REQUEST_HEADER)
+    {
         match event.data.value() {
             // dsh reads `data.reason` without a guard, which throws on `null`.
             Value::Null => return Err("Cannot read properties of null (reading 'reason')".into()),
@@ -162,7 +169,7 @@ fn object<const N: usize>(entries: [(&str, Value); N]) -> Map<String, Value> {
 
 /// dsh's `migrateLegacyTurnStartEvent`: `{turn, trigger}` becomes `{turn}`.
 fn migrate_turn_start(id: &str, event: &mut SessionEvent) -> Result<(), String> {
-    if event.kind != "turn/start" {
+    if event.kind != kinds::TURN_START {
         return Ok(());
     }
     let Value::Object(data) = &mut *event.data else {
@@ -203,7 +210,7 @@ enum ReasonUpgrade {
 /// dsh's `migrateLegacyTurnEndEvent`: old `aborted`, `disposed` and `error` reasons take their
 /// current form; every `turn/end` must be exactly `{turn, reason}`.
 fn migrate_turn_end(id: &str, event: &mut SessionEvent) -> Result<(), String> {
-    if event.kind != "turn/end" {
+    if event.kind != kinds::TURN_END {
         return Ok(());
     }
     let seq = event.seq;
@@ -319,7 +326,7 @@ fn upgrade_error_reason(reason: &Map<String, Value>) -> ReasonUpgrade {
 /// `user/message` carrying the message; the flat `{turn, content, source}` gains a legacy id.
 /// The envelope (`surfaceOp`, `sourceEventSeqs`, ...) stays as it is.
 fn migrate_steering(id: &str, event: &mut SessionEvent) -> Result<(), String> {
-    if event.kind != "steering/message" {
+    if event.kind != kinds::STEERING_MESSAGE {
         return Ok(());
     }
     let seq = event.seq;
@@ -336,7 +343,7 @@ fn migrate_steering(id: &str, event: &mut SessionEvent) -> Result<(), String> {
     {
         let wrapped = data.shift_remove("message").unwrap_or_default();
         event.data = wrapped.into();
-        event.kind = Cow::Borrowed("user/message");
+        event.kind = Cow::Borrowed(kinds::USER_MESSAGE);
         return Ok(());
     }
     if !has_turn || !has_only_keys(data, &["turn", "content", "source"], &[]) {
@@ -346,7 +353,7 @@ fn migrate_steering(id: &str, event: &mut SessionEvent) -> Result<(), String> {
     data.shift_remove("turn");
     data.insert("id".to_owned(), legacy_message_id(id, seq));
     data.insert("role".to_owned(), Value::from("user"));
-    event.kind = Cow::Borrowed("user/message");
+    event.kind = Cow::Borrowed(kinds::USER_MESSAGE);
     Ok(())
 }
 
@@ -360,7 +367,7 @@ fn migrate_message(id: &str, event: &mut SessionEvent, before: &[SessionEvent]) 
         return;
     };
     match event.kind.as_ref() {
-        "user/message" => {
+        kinds::USER_MESSAGE => {
             if ["id", "role", "message"]
                 .iter()
                 .any(|key| data.contains_key(*key))
@@ -372,7 +379,7 @@ fn migrate_message(id: &str, event: &mut SessionEvent, before: &[SessionEvent]) 
             data.insert("id".to_owned(), legacy_message_id(id, seq));
             data.insert("role".to_owned(), Value::from("user"));
         }
-        "assistant/message" => {
+        kinds::ASSISTANT_MESSAGE => {
             if data.contains_key("message")
                 || !data.contains_key("content")
                 || !data.contains_key("provenance")
@@ -395,7 +402,7 @@ fn migrate_message(id: &str, event: &mut SessionEvent, before: &[SessionEvent]) 
             ]);
             data.insert("message".to_owned(), Value::Object(message));
         }
-        "tool/result" => {
+        kinds::TOOL_RESULT => {
             if data.contains_key("message")
                 || !data.contains_key("callId")
                 || !data.contains_key("content")
@@ -449,7 +456,7 @@ fn inherited_message_id(before: &[SessionEvent], seq: u64) -> Option<Value> {
 /// `data.message`.
 fn event_message_id(event: &SessionEvent) -> Option<&str> {
     let data = event.data.as_object();
-    let message = if event.kind == "user/message" {
+    let message = if event.kind == kinds::USER_MESSAGE {
         data
     } else {
         data?.get("message")?.as_object()

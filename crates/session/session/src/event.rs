@@ -8,10 +8,15 @@ use serde_json::{Map, Value};
 use crate::data::EventData;
 use crate::fields::{RawFields, field_value};
 use dsh_protocol::json::MAX_SAFE_INTEGER;
+use dsh_protocol::kinds;
 use dsh_protocol::known::known_type;
 
 /// The event types that make up the model-visible surface.
-pub const SURFACE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
+pub const SURFACE_EVENT_TYPES: [&str; 3] = [
+    kinds::USER_MESSAGE,
+    kinds::ASSISTANT_MESSAGE,
+    kinds::TOOL_RESULT,
+];
 
 /// Whether events of `kind` belong to the surface and so must carry a [`SurfaceOp`].
 pub fn is_surface_type(kind: &str) -> bool {

@@ -18,6 +18,7 @@
 use std::borrow::Borrow;
 use std::collections::HashSet;
 
+use dsh_protocol::kinds;
 use serde_json::Value;
 
 use crate::event::{SessionEvent, SurfaceOp};
@@ -174,7 +175,7 @@ impl InvariantChecker {
         let step = field(data, "step");
         let fail = |message: String| Err(InvariantError::new(message));
         match event.kind.as_ref() {
-            "turn/start" => {
+            kinds::TURN_START => {
                 if let Some(open) = self.open_turn {
                     return fail(format!(
                         "turn/start {} while turn {} is still open",
@@ -192,7 +193,7 @@ impl InvariantChecker {
                 next.open_turn = Some(self.next_turn);
                 next.next_step = 1;
             }
-            "turn/end" => {
+            kinds::TURN_END => {
                 if !slot_is(self.open_turn, turn) {
                     return fail(format!(
                         "turn/end {} does not match open turn {}",
@@ -210,7 +211,7 @@ impl InvariantChecker {
                 next.open_turn = None;
                 next.next_turn = self.next_turn.saturating_add(1);
             }
-            "step/start" => {
+            kinds::STEP_START => {
                 if !slot_is(self.open_turn, turn) {
                     return fail(format!(
                         "step/start in turn {} but open turn is {}",
@@ -235,20 +236,20 @@ impl InvariantChecker {
                 }
                 next.open_step = Some(self.next_step);
             }
-            "step/end" => {
-                self.require_open_step("step/end", turn, step)?;
+            kinds::STEP_END => {
+                self.require_open_step(kinds::STEP_END, turn, step)?;
                 next.pending = PendingChange::Clear;
                 next.open_step = None;
                 next.next_step = self.next_step.saturating_add(1);
             }
-            kind @ ("assistant/chunk" | "assistant/message") => {
+            kind @ (kinds::ASSISTANT_CHUNK | kinds::ASSISTANT_MESSAGE) => {
                 self.require_open_step(kind, turn, step)?;
             }
-            "tool/call" => {
-                self.require_open_step("tool/call", turn, step)?;
+            kinds::TOOL_CALL => {
+                self.require_open_step(kinds::TOOL_CALL, turn, step)?;
                 next.pending = PendingChange::Add(CallKey::of(field(data, "callId")));
             }
-            "tool/result" => {
+            kinds::TOOL_RESULT => {
                 // A replacement is a content rewrite the surface already validated: durable turn
                 // work, not a second execution of the original call.
                 if event.surface_op != Some(SurfaceOp::Append) {
@@ -258,7 +259,7 @@ impl InvariantChecker {
                         );
                     }
                 } else {
-                    self.require_open_step("tool/result", turn, step)?;
+                    self.require_open_step(kinds::TOOL_RESULT, turn, step)?;
                     let message = field(data, "message");
                     let call_id = message
                         .and_then(|m| field(m, "source"))
@@ -287,7 +288,7 @@ impl InvariantChecker {
                     next.pending = PendingChange::Delete(key);
                 }
             }
-            kind @ ("todo/write" | "request/header" | "request/context")
+            kind @ (kinds::TODO_WRITE | kinds::REQUEST_HEADER | kinds::REQUEST_CONTEXT)
                 if self.open_turn.is_none() =>
             {
                 return fail(format!(

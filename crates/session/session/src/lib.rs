@@ -29,7 +29,7 @@ pub use derive::DerivedMessage;
 pub use event::{Canonical, SessionEvent, SurfaceKeyOrder, SurfaceOp};
 pub use header::{SESSION_FORMAT_VERSION, SessionHeader};
 pub use plugin::SessionPlugin;
-pub use session::{END_SEED, Session, SessionError, SurfaceIntent, validate_log};
+pub use session::{Session, SessionError, SurfaceIntent, validate_log};
 pub use store::{
     CreateOptions, EventNotice, LiveSession, SESSIONS, SessionCreated, SessionDisposed,
     SessionEventAppended, SessionFlush, SessionStore, StoreError,

@@ -12,6 +12,7 @@
 
 use std::borrow::{Borrow, Cow};
 
+use dsh_protocol::kinds;
 use serde_json::{Map, Value};
 
 use crate::event::{SessionEvent, SurfaceKeyOrder, SurfaceOp};
@@ -52,12 +53,15 @@ pub fn interrupted_turn_closers<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<Se
     // there: payloads of earlier turns are never read (nor parsed, for a loaded log).
     let last_start = events
         .iter()
-        .rposition(|event| event.borrow().kind == "turn/start");
+        .rposition(|event| event.borrow().kind == kinds::TURN_START);
     let Some(start) = last_start else {
         return Vec::new();
     };
     let tail = events.get(start..).unwrap_or_default();
-    if tail.iter().any(|event| event.borrow().kind == "turn/end") {
+    if tail
+        .iter()
+        .any(|event| event.borrow().kind == kinds::TURN_END)
+    {
         return Vec::new();
     }
     closers_of_open_turn(tail)
@@ -73,22 +77,22 @@ fn closers_of_open_turn<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<SessionEve
         let event: &SessionEvent = event.borrow();
         let data = &event.data;
         match event.kind.as_ref() {
-            "turn/start" => {
+            kinds::TURN_START => {
                 open_turn = js_nullable(field(data, "turn"));
                 open_step = None;
                 pending.clear();
             }
-            "turn/end" => {
+            kinds::TURN_END => {
                 open_turn = None;
                 open_step = None;
                 pending.clear();
             }
-            "step/start" => open_step = js_nullable(field(data, "step")),
-            "step/end" => {
+            kinds::STEP_START => open_step = js_nullable(field(data, "step")),
+            kinds::STEP_END => {
                 pending.clear();
                 open_step = None;
             }
-            "assistant/message" => {
+            kinds::ASSISTANT_MESSAGE => {
                 let blocks = field(data, "message").and_then(|message| field(message, "content"));
                 let Some(Value::Array(blocks)) = blocks else {
                     continue;
@@ -111,13 +115,13 @@ fn closers_of_open_turn<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<SessionEve
                     }
                 }
             }
-            "tool/call" => {
+            kinds::TOOL_CALL => {
                 let id = field(data, "callId");
                 if let Some(entry) = pending.iter_mut().find(|entry| js_strict_eq(entry.id, id)) {
                     entry.call_seq = Some(event.seq);
                 }
             }
-            "tool/result" => {
+            kinds::TOOL_RESULT => {
                 let source = field(data, "message").and_then(|message| field(message, "source"));
                 if let Some(source) = source {
                     let id = field(source, "callId");
@@ -144,7 +148,7 @@ fn closers_of_open_turn<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<SessionEve
         let mut data = Map::new();
         insert_defined(&mut data, "turn", turn);
         insert_defined(&mut data, "step", step);
-        closers.push(closer("step/end", seq, time, Value::Object(data)));
+        closers.push(closer(kinds::STEP_END, seq, time, Value::Object(data)));
         seq = seq.saturating_add(1);
     }
     let mut data = Map::new();
@@ -153,7 +157,7 @@ fn closers_of_open_turn<E: Borrow<SessionEvent>>(events: &[E]) -> Vec<SessionEve
         "reason".into(),
         object([("kind", Value::from("interrupted"))]),
     );
-    closers.push(closer("turn/end", seq, time, Value::Object(data)));
+    closers.push(closer(kinds::TURN_END, seq, time, Value::Object(data)));
     closers
 }
 
@@ -214,7 +218,7 @@ fn tool_result_closer(
         },
         source_event_seqs: sources,
         surface_op: Some(SurfaceOp::Append),
-        ..closer("tool/result", seq, time, Value::Object(data))
+        ..closer(kinds::TOOL_RESULT, seq, time, Value::Object(data))
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::data::EventData;
 use crate::event::SessionEvent;
 use crate::fields::{message_skeleton, object_fields};
+use dsh_protocol::kinds;
 use dsh_protocol::known::RETIRED_EVENT_TYPES;
 
 /// Refuses the event types and shapes dsh retired (`request/header-delta`, `mode/set`,
@@ -19,7 +20,7 @@ pub fn check_not_retired(kind: &str, data: &EventData) -> Result<(), String> {
         ));
     }
     // Only request headers are read, so other payloads stay unparsed.
-    if kind == "request/header"
+    if kind == kinds::REQUEST_HEADER
         && data.with_value(|data| data.get("reason").and_then(Value::as_str) == Some("fallback"))
     {
         return Err(
@@ -48,20 +49,22 @@ pub fn check_seed_event(event: &SessionEvent) -> Result<(), String> {
             None => Value::Null,
         };
         match event.kind.as_ref() {
-            "user/message" => return check_message(&message_skeleton(text), "user"),
-            "assistant/message" => return check_message(&message(text), "assistant"),
-            "tool/result" => return check_message(&message(text), "tool"),
+            kinds::USER_MESSAGE => return check_message(&message_skeleton(text), "user"),
+            kinds::ASSISTANT_MESSAGE => return check_message(&message(text), "assistant"),
+            kinds::TOOL_RESULT => return check_message(&message(text), "tool"),
             _ => {}
         }
     }
     match event.kind.as_ref() {
-        "request/header" => check_request_header(&event.data),
-        "user/message" => check_message(&event.data, "user"),
-        "assistant/message" => check_message(
+        kinds::REQUEST_HEADER => check_request_header(&event.data),
+        kinds::USER_MESSAGE => check_message(&event.data, "user"),
+        kinds::ASSISTANT_MESSAGE => check_message(
             event.data.get("message").unwrap_or(&Value::Null),
             "assistant",
         ),
-        "tool/result" => check_message(event.data.get("message").unwrap_or(&Value::Null), "tool"),
+        kinds::TOOL_RESULT => {
+            check_message(event.data.get("message").unwrap_or(&Value::Null), "tool")
+        }
         _ => Ok(()),
     }
 }

@@ -11,9 +11,7 @@ use crate::invariant::InvariantChecker;
 use crate::seed::{check_not_retired, check_seed_event};
 use crate::surface::{SurfaceFold, SurfacePlan};
 use dsh_protocol::json::check_lossless;
-
-/// The marker that closes an inherited or restored prefix.
-pub const END_SEED: &str = "session/end-seed";
+use dsh_protocol::kinds;
 
 /// Surface fields for an append: how a surface event changes the model's view.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -238,10 +236,10 @@ impl Session {
         let ends_with_marker = session
             .events
             .last()
-            .is_some_and(|last| last.kind == END_SEED);
+            .is_some_and(|last| last.kind == kinds::SESSION_END_SEED);
         if !ends_with_marker {
             let marker = Value::Object(serde_json::Map::new());
-            session.append(END_SEED, marker, SurfaceIntent::default())?;
+            session.append(kinds::SESSION_END_SEED, marker, SurfaceIntent::default())?;
         }
         Ok(session)
     }

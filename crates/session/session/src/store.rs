@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use dsh_kernel::{Context, DispatchError, Emit, Event, Parallel, ServiceKey};
+use dsh_protocol::kinds;
 use serde_json::Value;
 
 use crate::derive::DerivedMessage;
@@ -481,8 +482,8 @@ pub fn fork_seed(
     let bracket = prefix
         .iter()
         .rev()
-        .find(|event| event.kind == "turn/start" || event.kind == "turn/end");
-    if let Some(open) = bracket.filter(|event| event.kind == "turn/start") {
+        .find(|event| event.kind == kinds::TURN_START || event.kind == kinds::TURN_END);
+    if let Some(open) = bracket.filter(|event| event.kind == kinds::TURN_START) {
         return Err(StoreError::OpenTurn {
             session: source.to_owned(),
             boundary,

@@ -6,6 +6,7 @@
 //! whose open-ended shapes (message sources, content blocks, finish reasons) keep a plugin's
 //! values as written, so nothing is lost.
 
+use dsh_protocol::kinds;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -208,31 +209,33 @@ impl CoreEvent {
     pub fn read(event: &SessionEvent) -> Option<Result<Self, VocabError>> {
         let data = event.data.value();
         let parsed = match event.kind.as_ref() {
-            "turn/start" => TurnData::deserialize(data).map(|d| Self::TurnStart { turn: d.turn }),
-            "turn/end" => TurnEndData::deserialize(data).map(|d| Self::TurnEnd {
+            kinds::TURN_START => {
+                TurnData::deserialize(data).map(|d| Self::TurnStart { turn: d.turn })
+            }
+            kinds::TURN_END => TurnEndData::deserialize(data).map(|d| Self::TurnEnd {
                 turn: d.turn,
                 reason: d.reason,
             }),
-            "step/start" => StepData::deserialize(data).map(|d| Self::StepStart {
+            kinds::STEP_START => StepData::deserialize(data).map(|d| Self::StepStart {
                 turn: d.turn,
                 step: d.step,
             }),
-            "step/end" => StepData::deserialize(data).map(|d| Self::StepEnd {
+            kinds::STEP_END => StepData::deserialize(data).map(|d| Self::StepEnd {
                 turn: d.turn,
                 step: d.step,
             }),
-            "user/message" => Message::deserialize(data).map(Self::UserMessage),
-            "assistant/chunk" => ChunkData::deserialize(data).map(|d| Self::AssistantChunk {
+            kinds::USER_MESSAGE => Message::deserialize(data).map(Self::UserMessage),
+            kinds::ASSISTANT_CHUNK => ChunkData::deserialize(data).map(|d| Self::AssistantChunk {
                 turn: d.turn,
                 step: d.step,
                 chunk: d.chunk,
             }),
-            "assistant/message" => {
+            kinds::ASSISTANT_MESSAGE => {
                 AssistantMessageData::deserialize(data).map(Self::AssistantMessage)
             }
-            "tool/call" => ToolCallData::deserialize(data).map(Self::ToolCall),
-            "tool/result" => ToolResultData::deserialize(data).map(Self::ToolResult),
-            "session/end-seed" => Ok(Self::EndSeed),
+            kinds::TOOL_CALL => ToolCallData::deserialize(data).map(Self::ToolCall),
+            kinds::TOOL_RESULT => ToolResultData::deserialize(data).map(Self::ToolResult),
+            kinds::SESSION_END_SEED => Ok(Self::EndSeed),
             _ => return None,
         };
         Some(parsed.map_err(|source| VocabError {
