@@ -8,8 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dsh_persistence::chunk_rows::pack_chunk_runs;
 use dsh_persistence::{
-    BackendError, PersistenceBackend, PersistenceSnapshot, SessionListing, SessionLocation,
-    SessionRawArtifact, SnapshotListing, StoredLog,
+    BackendError, LocationKind, PersistenceBackend, PersistenceSnapshot, SessionListing,
+    SessionLocation, SessionRawArtifact, SnapshotListing, StoredLog,
 };
 use dsh_protocol::json::write_js;
 use dsh_session::{SessionEvent, SessionHeader};
@@ -374,7 +374,7 @@ impl PersistenceBackend for JsonlBackend {
         )
         .ok()
         .map(|path| SessionLocation {
-            kind: "jsonl",
+            kind: LocationKind::Jsonl,
             path,
         })
     }

@@ -26,7 +26,8 @@ pub use error::{BackendError, PersistenceError};
 pub use file_kind::file_kind;
 pub use live::install_live_persistence;
 pub use seam::{
-    PersistenceSnapshot, SESSION_PERSISTENCE, SessionInspection, SessionListing, SessionLocation,
-    SessionPersistence, SessionPreparation, SessionRawArtifact, SnapshotListing, UnreadableSession,
+    LocationKind, PersistenceSnapshot, SESSION_PERSISTENCE, SessionInspection, SessionListing,
+    SessionLocation, SessionPersistence, SessionPreparation, SessionRawArtifact, SnapshotListing,
+    UnreadableSession,
 };
 pub use write_behind::{DEFAULT_WRITE_BATCH_MAX_DELAY_MS, MAX_WRITE_BATCH_DELAY_MS, WriteBehind};

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use dsh_persistence::chunk_rows::pack_chunk_runs;
 use dsh_persistence::{
-    BackendError, Coordinator, PersistenceError, SessionPersistence, UnreadableSession,
+    BackendError, Coordinator, LocationKind, PersistenceError, SessionPersistence,
+    UnreadableSession,
 };
 use dsh_persistence_jsonl::zstd_frames::{compress_frame, scan_frames};
 use dsh_persistence_jsonl::{Compression, JsonlBackend};
@@ -972,7 +973,10 @@ async fn logs_live_in_project_and_session_directories_like_dsh_home() {
         ] {
             let expected = root.path().join(relative);
             let location = persistence.locate(&header).unwrap();
-            assert_eq!((location.kind, &location.path), ("jsonl", &expected));
+            assert_eq!(
+                (location.kind, &location.path),
+                (LocationKind::Jsonl, &expected)
+            );
             persistence.create(header.clone()).await.unwrap();
             persistence
                 .append(&header.id, long_session(1))
