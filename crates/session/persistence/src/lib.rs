@@ -4,8 +4,9 @@
 //! sessions) over a backend's small [`PersistenceBackend`] hooks.
 //!
 //! It also holds the storage codecs the backends share: [`chunk_rows`] (runs of streamed
-//! deltas packed into one row), [`record`] (one stored line read into events) and [`legacy`]
-//! (old event shapes upgraded as they are read).
+//! deltas packed into one row), [`record`] (one stored line read into events), [`legacy`]
+//! (old event shapes upgraded as they are read) and [`log_file`] (dsh's session log file,
+//! plain or in zstd frames).
 
 pub mod backend;
 pub mod chunk_rows;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod file_kind;
 pub mod legacy;
 pub mod live;
+pub mod log_file;
 pub mod record;
 pub mod seam;
 pub mod write_behind;

@@ -4,8 +4,8 @@
 
 use dsh_persistence::SessionPersistence;
 use dsh_persistence::chunk_rows::{decode_record_into, pack_chunk_runs};
+use dsh_persistence::log_file::header_line::header_line;
 use dsh_persistence_jsonl::Compression;
-use dsh_persistence_jsonl::header_line::header_line;
 use dsh_protocol::json::to_js_string;
 use dsh_session::SessionEvent;
 use dsh_test_support::turns::LogBuilder;

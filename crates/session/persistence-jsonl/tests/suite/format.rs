@@ -6,11 +6,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use dsh_persistence::chunk_rows::pack_chunk_runs;
+use dsh_persistence::log_file::zstd_frames::{compress_frame, scan_frames};
 use dsh_persistence::{
     BackendError, Coordinator, LocationKind, PersistenceError, SessionPersistence,
     UnreadableSession,
 };
-use dsh_persistence_jsonl::zstd_frames::{compress_frame, scan_frames};
 use dsh_persistence_jsonl::{Compression, JsonlBackend};
 use dsh_protocol::json::to_js_string;
 use dsh_session::repair::interrupted_turn_closers;
@@ -503,7 +503,7 @@ async fn zstd_bytes_after_the_last_frame_that_are_no_frame_are_corruption() {
 async fn zstd_header_frame_holding_more_than_the_header_line_is_corruption() {
     let root = tempfile::tempdir().unwrap();
     let header = SessionHeader::new("two-lines", 1);
-    let line = dsh_persistence_jsonl::header_line::header_line(&header);
+    let line = dsh_persistence::log_file::header_line::header_line(&header);
     let event = to_js_string(&SessionEvent::new("turn/start", 0, 1, json!({"turn": 1})));
     let path = place(root.path(), &header, Compression::Zstd);
     std::fs::write(
@@ -1611,7 +1611,7 @@ async fn pack_off_writes_each_event_as_its_own_line() {
     let path = persistence.locate(&header).unwrap().path;
     let expected = format!(
         "{}\n{}",
-        dsh_persistence_jsonl::header_line::header_line(&header),
+        dsh_persistence::log_file::header_line::header_line(&header),
         lines(&log)
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
@@ -1853,7 +1853,7 @@ async fn write_log_with(
     let persistence = store(root, compression, true);
     let path = persistence.locate(header).unwrap().path;
     if log.is_empty() {
-        let line = dsh_persistence_jsonl::header_line::header_line(header);
+        let line = dsh_persistence::log_file::header_line::header_line(header);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         write_plain(&path, compression, &[&format!("{line}\n")]);
     } else {
