@@ -1,6 +1,8 @@
 //! The zstd frame container: frames found without decompressing, torn finals told from
 //! corruption, checksums verified, torn frames recovered.
 
+#![allow(clippy::single_range_in_vec_init)]
+
 use std::io;
 use std::ops::Range;
 
