@@ -8,6 +8,7 @@ mod replay_sqlite;
 mod sessions;
 mod sessions_sqlite;
 mod sessions_unreadable;
+mod stores_agree;
 mod support;
 mod tools;
 mod web;
