@@ -7,7 +7,9 @@
 //! Live sessions are held by the [`SessionStore`] service, which publishes every append on
 //! `session/event` for persistence.
 //!
-//! The format is dsh 0.1's, byte for byte: [`json`] prints JSON the way JavaScript does.
+//! The format is dsh 0.1's, byte for byte: [`dsh_protocol::json`] prints JSON the way JavaScript
+//! does. How a log is stored (packed chunk rows, the line decoder, legacy upgrades, the log
+//! file) is `dsh-persistence`'s business.
 
 pub mod data;
 pub mod derive;
