@@ -10,6 +10,7 @@ use proptest::sample::Index;
 use serde_json::{Map, Value, json};
 
 use dsh_protocol::json::MAX_SAFE_INTEGER;
+use dsh_protocol::kinds;
 use dsh_session::{SessionEvent, SurfaceOp};
 
 /// One generated piece of a batch.
@@ -90,13 +91,13 @@ pub enum Delta {
 
 /// Plugin event types; `future/plugin-event` is unknown and always marked ignorable.
 pub const PLUGIN_TYPES: [&str; 8] = [
-    "goal/change",
-    "hook/result",
-    "command/run",
-    "compaction/start",
-    "todo/write",
-    "session/title",
-    "llm/retry",
+    kinds::GOAL_CHANGE,
+    kinds::HOOK_RESULT,
+    kinds::COMMAND_RUN,
+    kinds::COMPACTION_START,
+    kinds::TODO_WRITE,
+    kinds::SESSION_TITLE,
+    kinds::LLM_RETRY,
     "future/plugin-event",
 ];
 
@@ -142,7 +143,7 @@ impl Plan {
 /// One item of a batch.
 pub fn item() -> impl Strategy<Value = Item> {
     prop_oneof![
-        2 => (prop::sample::select(vec!["turn/start", "step/start", "step/end", "turn/end"]), 1..4_u64, 1..4_u64)
+        2 => (prop::sample::select(vec![kinds::TURN_START, kinds::STEP_START, kinds::STEP_END, kinds::TURN_END]), 1..4_u64, 1..4_u64)
             .prop_map(|(kind, turn, step)| Item::Boundary { kind, turn, step }),
         4 => (delta(), 1..4_u64, 1..4_u64, 0..3_u64, run_members())
             .prop_map(|(kind, turn, step, index, members)| {
@@ -244,8 +245,8 @@ pub fn events_of(plan: &Plan) -> Vec<Vec<SessionEvent>> {
             match item {
                 Item::Boundary { kind, turn, step } => {
                     let data = match *kind {
-                        "turn/start" => json!({"turn": turn}),
-                        "turn/end" => json!({"turn": turn, "reason": {"kind": "completed"}}),
+                        kinds::TURN_START => json!({"turn": turn}),
+                        kinds::TURN_END => json!({"turn": turn, "reason": {"kind": "completed"}}),
                         _ => json!({"turn": turn, "step": step}),
                     };
                     batch.push(next(kind, data, 1));
@@ -276,7 +277,7 @@ pub fn events_of(plan: &Plan) -> Vec<Vec<SessionEvent>> {
                             }
                         };
                         let data = json!({"turn": turn, "step": step, "chunk": chunk});
-                        batch.push(next("assistant/chunk", data, *gap));
+                        batch.push(next(kinds::ASSISTANT_CHUNK, data, *gap));
                     }
                 }
                 Item::Plugin {
@@ -304,7 +305,7 @@ pub fn events_of(plan: &Plan) -> Vec<Vec<SessionEvent>> {
                         }
                         (!seqs.is_empty()).then_some(seqs)
                     });
-                    let mut event = next("user/message", data, 1);
+                    let mut event = next(kinds::USER_MESSAGE, data, 1);
                     event.surface_op = Some(SurfaceOp::Append);
                     event.source_event_seqs = sources;
                     batch.push(event);
@@ -315,11 +316,11 @@ pub fn events_of(plan: &Plan) -> Vec<Vec<SessionEvent>> {
                     seed,
                 } => {
                     let data = json!({"output": bulk_text(*len, *compressible, *seed)});
-                    batch.push(next("command/run", data, 2));
+                    batch.push(next(kinds::COMMAND_RUN, data, 2));
                 }
                 Item::OddChunk { chunk } => {
                     batch.push(next(
-                        "assistant/chunk",
+                        kinds::ASSISTANT_CHUNK,
                         json!({"turn": 1, "step": 1, "chunk": chunk}),
                         0,
                     ));

@@ -1,5 +1,6 @@
 //! Realistic session events: a session preamble and 33-event agent turns.
 
+use dsh_protocol::kinds;
 use dsh_session::{SessionEvent, SurfaceOp};
 use serde_json::{Value, json};
 
@@ -70,27 +71,30 @@ impl LogBuilder {
 
     /// The preamble dsh writes before the first turn (policy, request header and context).
     pub fn preamble(&mut self) -> &mut Self {
-        self.push("permission/preset", json!({"preset": "workspace-write"}))
-            .push("sandbox/mode", json!({"mode": "workspace-write"}))
-            .push("approval/policy", json!({"policy": "never"}))
-            .push(
-                "request/header",
-                json!({"header": {"config": {"provider": "deepseek", "model": "deepseek-chat"},
+        self.push(
+            kinds::PERMISSION_PRESET,
+            json!({"preset": "workspace-write"}),
+        )
+        .push(kinds::SANDBOX_MODE, json!({"mode": "workspace-write"}))
+        .push(kinds::APPROVAL_POLICY, json!({"policy": "never"}))
+        .push(
+            kinds::REQUEST_HEADER,
+            json!({"header": {"config": {"provider": "deepseek", "model": "deepseek-chat"},
                     "system": "You are dsh, a coding agent.", "tools": [{"name": "bash",
                     "description": "Run a bash command", "parameters": {"type": "object"}}]},
                     "reason": "initial"}),
-            )
-            .push(
-                "request/context",
-                json!({"provider": "deepseek", "model": "deepseek-chat", "contextWindow": 128_000}),
-            )
-            .push("session/title", json!({"title": "A long session"}))
-            .push("goal/change", json!({"goal": null}))
+        )
+        .push(
+            kinds::REQUEST_CONTEXT,
+            json!({"provider": "deepseek", "model": "deepseek-chat", "contextWindow": 128_000}),
+        )
+        .push(kinds::SESSION_TITLE, json!({"title": "A long session"}))
+        .push(kinds::GOAL_CHANGE, json!({"goal": null}))
     }
 
     fn chunk(&mut self, turn: u64, step: u64, chunk: Value) -> &mut Self {
         self.push(
-            "assistant/chunk",
+            kinds::ASSISTANT_CHUNK,
             json!({"turn": turn, "step": step, "chunk": chunk}),
         )
     }
@@ -99,10 +103,10 @@ impl LogBuilder {
     /// calls bash, the tool answers, the model replies, the turn completes.
     pub fn turn(&mut self, turn: u64) -> &mut Self {
         let call = format!("call_{turn:05}");
-        self.push("turn/start", json!({"turn": turn}))
-            .push("step/start", json!({"turn": turn, "step": 1}));
+        self.push(kinds::TURN_START, json!({"turn": turn}))
+            .push(kinds::STEP_START, json!({"turn": turn, "step": 1}));
         self.push_surface(
-            "user/message",
+            kinds::USER_MESSAGE,
             json!({"content": [{"type": "text", "text": format!("Task {turn}: list the files and count the lines of the sources.")}],
                 "source": {"kind": "user"}, "role": "user", "id": format!("user-{turn}")}),
             None,
@@ -125,7 +129,7 @@ impl LogBuilder {
         }
         let chunks: Vec<u64> = (first_chunk..self.next_seq()).collect();
         self.push_surface(
-            "assistant/message",
+            kinds::ASSISTANT_MESSAGE,
             json!({"turn": turn, "step": 1, "message": {"id": format!("assistant-{turn}-1"), "role": "assistant",
                 "content": [{"type": "reasoning", "text": "thinking about the request"},
                     {"type": "text", "text": "I will run a command."},
@@ -135,33 +139,33 @@ impl LogBuilder {
             Some(chunks),
         );
         let call_seq = self.next_seq();
-        self.push("tool/call", json!({"turn": turn, "step": 1, "callId": call, "name": "bash", "arguments": arguments.concat()}));
+        self.push(kinds::TOOL_CALL, json!({"turn": turn, "step": 1, "callId": call, "name": "bash", "arguments": arguments.concat()}));
         let output = "-rw-r--r-- 1 dev dev  4096 Nov 29 12:00 main.rs\n".repeat(8);
         self.push_surface(
-            "tool/result",
+            kinds::TOOL_RESULT,
             json!({"turn": turn, "step": 1, "message": {"id": format!("result-{call}"), "role": "user",
                 "content": [{"type": "tool-result", "toolCallId": call, "content": [{"type": "text", "text": output}]}],
                 "source": {"kind": "tool", "callId": call}}, "meta": {"exitCode": 0, "durationMs": 12}}),
             Some(vec![call_seq]),
         );
-        self.push("step/end", json!({"turn": turn, "step": 1}))
-            .push("step/start", json!({"turn": turn, "step": 2}));
+        self.push(kinds::STEP_END, json!({"turn": turn, "step": 1}))
+            .push(kinds::STEP_START, json!({"turn": turn, "step": 2}));
         let second = self.next_seq();
         for index in 0..6 {
             self.chunk(turn, 2, json!({"type": "text-delta", "index": 0, "text": format!("The sources have {index}00 lines. ")}));
         }
         let chunks: Vec<u64> = (second..self.next_seq()).collect();
         self.push_surface(
-            "assistant/message",
+            kinds::ASSISTANT_MESSAGE,
             json!({"turn": turn, "step": 2, "message": {"id": format!("assistant-{turn}-2"), "role": "assistant",
                 "content": [{"type": "text", "text": "The sources have 500 lines."}],
                 "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}},
                 "usage": {"inputTokens": 1400 + turn, "outputTokens": 40}}),
             Some(chunks),
         );
-        self.push("step/end", json!({"turn": turn, "step": 2}))
+        self.push(kinds::STEP_END, json!({"turn": turn, "step": 2}))
             .push(
-                "turn/end",
+                kinds::TURN_END,
                 json!({"turn": turn, "reason": {"kind": "completed"}}),
             )
     }

@@ -12,8 +12,8 @@
 //! session, while a JSONL header line always carries it, so a session moved to JSONL comes
 //! back with an explicit 0 and means the same.
 
+use dsh_persistence::log_file::header_line::header_line;
 use dsh_persistence::{PersistenceError, SessionInspection, SessionListing, SessionPersistence};
-use dsh_persistence_jsonl::header_line::header_line;
 use dsh_protocol::json::to_js_string;
 use dsh_session::{Canonical, SessionEvent};
 

@@ -14,8 +14,8 @@ mod verify;
 use std::path::Path;
 
 use anyhow::Context as _;
+use dsh_persistence::log_file::header_line::header_line;
 use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
-use dsh_persistence_jsonl::header_line::header_line;
 use dsh_protocol::json::to_js_string;
 use dsh_session::Canonical;
 

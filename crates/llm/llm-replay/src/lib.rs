@@ -1,5 +1,9 @@
 //! A keyless model provider that answers from a recorded session log (dsh's `llm-replay`).
 //!
+//! The recording is a log file (`session:`, plain JSONL or zstd frames, decoded by
+//! `dsh-persistence`) or a session of the profile's session store (`sessionId:`, read through
+//! the persistence seam, so a session kept in SQLite replays as well as a JSONL one).
+//!
 //! A [`Recording`] is the `assistant/chunk` events of a session log, grouped into model calls
 //! by `(turn, step)`; each attempt of a retried step (ended by its `finish`) is a call of its
 //! own. The [`ReplayAdapter`] answers the n-th request of a session with the n-th recorded
@@ -13,5 +17,5 @@ mod plugin;
 mod recording;
 
 pub use adapter::{REPLAY_DIVERGED, REPLAY_EXHAUSTED, ReplayAdapter};
-pub use plugin::{PLUGIN_NAME, ReplayConfig, ReplayPlugin};
+pub use plugin::{PLUGIN_NAME, RecordingSource, ReplayConfig, ReplayPlugin};
 pub use recording::{RecordedStep, Recording};

@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use dsh_llm::retry::LLM_RETRY;
 use dsh_llm::{ContentBlock, StreamChunk};
-use dsh_persistence_jsonl::Compression;
-use dsh_persistence_jsonl::decode::decode_log;
+use dsh_persistence::SessionPersistence;
+use dsh_persistence::log_file::decode::{decode_framed, decode_plain};
+use dsh_protocol::kinds;
 use dsh_session::SessionEvent;
 use dsh_session::vocab::CoreEvent;
 
@@ -70,11 +70,11 @@ impl Recording {
         // Whether the last call is over, so the next chunk starts another one.
         let mut ended = true;
         for event in events {
-            if event.kind == LLM_RETRY {
+            if event.kind == kinds::LLM_RETRY {
                 ended = true;
                 continue;
             }
-            if event.kind != "assistant/chunk" {
+            if event.kind != kinds::ASSISTANT_CHUNK {
                 continue;
             }
             let Some(CoreEvent::AssistantChunk { turn, step, chunk }) = CoreEvent::read(event)
@@ -114,19 +114,38 @@ impl Recording {
                 shown.display()
             )
         })?;
-        let compression = if path.extension().is_some_and(|ext| ext == "zstd") {
-            Compression::Zstd
+        let log = if path.extension().is_some_and(|ext| ext == "zstd") {
+            decode_framed(&bytes, path)
         } else {
-            Compression::None
-        };
-        let log = decode_log(&bytes, compression, path)
-            .map_err(|error| format!("the recording {} does not read: {error}", path.display()))?;
+            decode_plain(&bytes, path)
+        }
+        .map_err(|error| format!("the recording {} does not read: {error}", path.display()))?;
         let recording = Self::from_events(&log.events)
             .map_err(|error| format!("the recording {}: {error}", path.display()))?;
         if recording.steps.is_empty() {
             return Err(format!(
                 "the recording {} has no assistant/chunk events to replay",
                 path.display()
+            ));
+        }
+        Ok(recording)
+    }
+
+    /// Reads session `id` from a session store (JSONL or SQLite, whichever `persistence` is),
+    /// without changing it: a turn a crash left open is closed in memory only.
+    pub async fn load_stored(
+        persistence: &dyn SessionPersistence,
+        id: &str,
+    ) -> Result<Self, String> {
+        let stored = persistence
+            .inspect(id)
+            .await
+            .map_err(|error| format!("the recorded session \"{id}\" does not read: {error}"))?;
+        let recording = Self::from_events(&stored.events)
+            .map_err(|error| format!("the recorded session \"{id}\": {error}"))?;
+        if recording.steps.is_empty() {
+            return Err(format!(
+                "the recorded session \"{id}\" has no assistant/chunk events to replay"
             ));
         }
         Ok(recording)

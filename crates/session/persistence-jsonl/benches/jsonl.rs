@@ -99,7 +99,7 @@ fn appended_frames(dir: &Path) -> Vec<Vec<u8>> {
     write_session(dir, Compression::Zstd);
     let path = dir.join("--srv-dsh-demo--/long/session.jsonl.zstd");
     let bytes = std::fs::read(path).unwrap();
-    let scan = dsh_persistence_jsonl::zstd_frames::scan_frames(&bytes).unwrap();
+    let scan = dsh_persistence::log_file::zstd_frames::scan_frames(&bytes).unwrap();
     scan.frames
         .iter()
         .skip(2)

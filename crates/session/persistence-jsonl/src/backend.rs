@@ -6,24 +6,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use dsh_persistence::chunk_rows::pack_chunk_runs;
+use dsh_persistence::log_file::decode::{ReadLog, TornTail, header_error};
+use dsh_persistence::log_file::header_line::{HeaderProblem, header_line, parse_header_line};
+use dsh_persistence::log_file::zstd_frames::compress_frame;
 use dsh_persistence::{
-    BackendError, PersistenceBackend, PersistenceSnapshot, SessionListing, SessionLocation,
-    SessionRawArtifact, SnapshotListing, StoredLog,
+    BackendError, LocationKind, PersistenceBackend, PersistenceSnapshot, SessionListing,
+    SessionLocation, SessionRawArtifact, SnapshotListing, StoredLog,
 };
 use dsh_protocol::json::write_js;
-use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::{SessionEvent, SessionHeader};
 
-use crate::decode::{ReadLog, decode_log};
+use crate::decode::decode_log;
 use crate::files::{
     append_durable, exists, io_error, kind_at, make_dir_durable, not_a_regular_file,
     open_for_append, publish_new, read_stable, revision, truncate_durable,
 };
-use crate::header_line::header_line;
 use crate::layout::{Compression, log_path, project_dir, session_dir};
 use crate::listing::scan;
 use crate::lookup::{FoundLog, assert_identity, find_log, layout_error};
-use crate::zstd_frames::compress_frame;
 
 /// How the sessions root is named when the sandbox protects it.
 pub const STORE_OWNER: &str = "the JSONL session store";
@@ -37,16 +38,6 @@ pub struct JsonlOptions {
     pub compression: Compression,
     /// Pack runs of streamed chunks into rows (write side only).
     pub pack_chunks: bool,
-}
-
-/// What a load needs to cut a torn tail: the byte offset to keep, and the complete events
-/// recovered from a torn final zstd frame (re-appended after the cut).
-#[derive(Debug)]
-pub struct JsonlTornMarker {
-    /// Bytes to keep.
-    pub truncate_to: u64,
-    /// Events read from the torn frame.
-    pub recovered: Vec<SessionEvent>,
 }
 
 /// The JSONL backend.
@@ -241,10 +232,7 @@ fn append_events(
     publish_new(&path, &content)
 }
 
-fn load(
-    options: &JsonlOptions,
-    id: &str,
-) -> Result<Option<StoredLog<JsonlTornMarker>>, BackendError> {
+fn load(options: &JsonlOptions, id: &str) -> Result<Option<StoredLog<TornTail>>, BackendError> {
     let Some(found) = find_log(&options.root, id)? else {
         return Ok(None);
     };
@@ -266,16 +254,13 @@ fn load(
 
 #[async_trait]
 impl PersistenceBackend for JsonlBackend {
-    type TornMarker = JsonlTornMarker;
+    type TornMarker = TornTail;
 
     fn name(&self) -> &'static str {
         "jsonl"
     }
 
-    async fn load_stored(
-        &self,
-        id: &str,
-    ) -> Result<Option<StoredLog<JsonlTornMarker>>, BackendError> {
+    async fn load_stored(&self, id: &str) -> Result<Option<StoredLog<TornTail>>, BackendError> {
         let id = id.to_owned();
         self.blocking(move |options| load(options, &id)).await
     }
@@ -304,7 +289,7 @@ impl PersistenceBackend for JsonlBackend {
     async fn commit_repair(
         &self,
         header: &SessionHeader,
-        torn: Option<JsonlTornMarker>,
+        torn: Option<TornTail>,
         closers: &[Arc<SessionEvent>],
     ) -> Result<(), BackendError> {
         let header = header.clone();
@@ -374,7 +359,7 @@ impl PersistenceBackend for JsonlBackend {
         )
         .ok()
         .map(|path| SessionLocation {
-            kind: "jsonl",
+            kind: LocationKind::Jsonl,
             path,
         })
     }
@@ -392,10 +377,10 @@ impl PersistenceBackend for JsonlBackend {
             let (bytes, _) = read_stable(&path)?;
             let text = crate::decode::decode_text(&bytes, compression, &path)?;
             let first = text.split('\n').next().unwrap_or_default();
-            let header = match crate::header_line::parse_header_line(first.as_bytes()) {
+            let header = match parse_header_line(first.as_bytes()) {
                 Ok(header) if header.id == id => header,
-                Err(problem @ crate::header_line::HeaderProblem::ForeignVersion(_)) => {
-                    return Err(crate::decode::header_error(&problem, &path));
+                Err(problem @ HeaderProblem::ForeignVersion(_)) => {
+                    return Err(header_error(&problem, &path));
                 }
                 _ => {
                     return Err(BackendError::Corrupt(format!(

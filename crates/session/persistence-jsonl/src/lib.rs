@@ -8,14 +8,11 @@
 pub mod backend;
 pub mod decode;
 mod files;
-pub mod header_line;
 pub mod layout;
 mod listing;
 mod lookup;
 pub mod plugin;
-pub mod scan;
-pub mod zstd_frames;
 
-pub use backend::{JsonlBackend, JsonlOptions, JsonlTornMarker};
+pub use backend::{JsonlBackend, JsonlOptions};
 pub use layout::Compression;
 pub use plugin::{JsonlConfig, JsonlPersistencePlugin, PLUGIN_NAME};

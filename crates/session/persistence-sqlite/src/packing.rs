@@ -9,8 +9,8 @@
 
 use std::borrow::Borrow;
 
+use dsh_persistence::chunk_rows::{PackedRow, StorageRecord, pack_chunk_runs};
 use dsh_session::SessionEvent;
-use dsh_session::chunk_rows::{PackedRow, StorageRecord, pack_chunk_runs};
 
 use crate::rows::BoundRow;
 

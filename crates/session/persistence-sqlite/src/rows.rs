@@ -9,10 +9,11 @@
 
 use std::borrow::Cow;
 
+use dsh_persistence::chunk_rows::{ChunkKind, PackedRow};
+use dsh_persistence::record::data_from_json_text;
 use dsh_protocol::json::{MAX_SAFE_INTEGER, to_js_string};
-use dsh_session::chunk_rows::{ChunkKind, PackedRow};
+use dsh_protocol::kinds;
 use dsh_session::event::event_kind;
-use dsh_session::record::data_from_json_text;
 use dsh_session::{SessionEvent, SurfaceKeyOrder, SurfaceOp};
 use rusqlite::Row;
 use rusqlite::types::{Value as SqlValue, ValueRef};
@@ -126,7 +127,7 @@ impl EventRow {
 
     /// Whether the row, if it decodes, holds a `turn/end`.
     pub fn may_close_turn(&self) -> bool {
-        !self.is_packed() && self.kind == "turn/end"
+        !self.is_packed() && self.kind == kinds::TURN_END
     }
 
     fn data_ref(&self) -> ValueRef<'_> {

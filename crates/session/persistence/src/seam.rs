@@ -12,11 +12,22 @@ use crate::error::PersistenceError;
 pub const SESSION_PERSISTENCE: ServiceKey<dyn SessionPersistence> =
     ServiceKey::new("sessionPersistence");
 
-/// Where a session's artifact lives, when the backend has one file per session.
+/// What a [`SessionLocation`] names, set by the backend that locates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocationKind {
+    /// A JSONL log, plain (`session.jsonl`) or in zstd frames (`session.jsonl.zstd`): what
+    /// `DSH_SESSION_JSONL` points shell commands at.
+    Jsonl,
+    /// A per-session file of another backend, named by that backend.
+    Other(&'static str),
+}
+
+/// Where a session's artifact lives, when the backend has one file per session (a store
+/// keeping every session in one database locates none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLocation {
-    /// Backend kind, such as `jsonl`.
-    pub kind: &'static str,
+    /// What the file is.
+    pub kind: LocationKind,
     /// Absolute path (it may not exist yet).
     pub path: PathBuf,
 }

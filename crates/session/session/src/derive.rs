@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use dsh_protocol::kinds;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -37,14 +38,14 @@ impl DerivedMessage {
 /// contributes nothing. Every other event contributes nothing.
 pub fn message_json(event: &SessionEvent) -> Option<&Value> {
     match event.kind.as_ref() {
-        "user/message" => Some(&event.data),
-        "assistant/message" => event.data.get("message").filter(|message| {
+        kinds::USER_MESSAGE => Some(&event.data),
+        kinds::ASSISTANT_MESSAGE => event.data.get("message").filter(|message| {
             message
                 .get("content")
                 .and_then(Value::as_array)
                 .is_none_or(|c| !c.is_empty())
         }),
-        "tool/result" => event.data.get("message"),
+        kinds::TOOL_RESULT => event.data.get("message"),
         _ => None,
     }
 }

@@ -6,11 +6,17 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::data::EventData;
+use crate::fields::{RawFields, field_value};
 use dsh_protocol::json::MAX_SAFE_INTEGER;
+use dsh_protocol::kinds;
 use dsh_protocol::known::known_type;
 
 /// The event types that make up the model-visible surface.
-pub const SURFACE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
+pub const SURFACE_EVENT_TYPES: [&str; 3] = [
+    kinds::USER_MESSAGE,
+    kinds::ASSISTANT_MESSAGE,
+    kinds::TOOL_RESULT,
+];
 
 /// Whether events of `kind` belong to the surface and so must carry a [`SurfaceOp`].
 pub fn is_surface_type(kind: &str) -> bool {
@@ -133,11 +139,6 @@ pub fn safe_u64(value: &Value) -> Option<u64> {
         return None;
     }
     let float = number.as_f64()?;
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
     let whole = float as u64;
     (float.fract() == 0.0
         && float >= 0.0
@@ -158,7 +159,6 @@ pub fn safe_i64(value: &Value) -> Option<i64> {
         return None;
     }
     let float = number.as_f64()?;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
     let whole = float as i64;
     (float.fract() == 0.0
         && !(float == 0.0 && float.is_sign_negative())
@@ -208,12 +208,27 @@ impl SessionEvent {
         }
         envelope.finish()
     }
+
+    /// Reads an envelope from its top-level fields as text (see [`crate::fields`]), keeping
+    /// `data` as its text until something reads it. The same rules as
+    /// [`SessionEvent::from_json_map`] apply.
+    pub fn from_raw_fields(fields: RawFields<'_>) -> Result<Self, EnvelopeError> {
+        let mut envelope = EnvelopeBuilder::default();
+        for (key, raw) in fields {
+            if key == "data" {
+                envelope.data(EventData::from_raw(raw.to_owned()));
+            } else {
+                envelope.field(&key, field_value(raw))?;
+            }
+        }
+        envelope.finish()
+    }
 }
 
 /// Collects an envelope's fields in their written order and checks each; `data` comes
 /// separately so a reader can keep it as text.
 #[derive(Debug, Default)]
-pub(crate) struct EnvelopeBuilder {
+struct EnvelopeBuilder {
     kind: Option<Cow<'static, str>>,
     seq: Option<u64>,
     time: Option<i64>,
@@ -226,12 +241,12 @@ pub(crate) struct EnvelopeBuilder {
 
 impl EnvelopeBuilder {
     /// Sets `data`.
-    pub(crate) fn data(&mut self, data: EventData) {
+    fn data(&mut self, data: EventData) {
         self.data = Some(data);
     }
 
     /// Checks and sets one field other than `data`.
-    pub(crate) fn field(&mut self, key: &str, value: Value) -> Result<(), EnvelopeError> {
+    fn field(&mut self, key: &str, value: Value) -> Result<(), EnvelopeError> {
         match key {
             "type" => match value {
                 Value::String(text) => self.kind = Some(event_kind(text)),
@@ -269,7 +284,7 @@ impl EnvelopeBuilder {
     }
 
     /// The event, once every required field is there.
-    pub(crate) fn finish(self) -> Result<SessionEvent, EnvelopeError> {
+    fn finish(self) -> Result<SessionEvent, EnvelopeError> {
         let both = self.surface_op.is_some() && self.sources.is_some();
         Ok(SessionEvent {
             kind: self
@@ -361,92 +376,5 @@ impl SessionEvent {
             map.serialize_entry("ignorable", &true)?;
         }
         map.end()
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use dsh_protocol::json::to_js_string;
-
-    fn parse(text: &str) -> Result<SessionEvent, EnvelopeError> {
-        let Value::Object(map) = serde_json::from_str(text).unwrap() else {
-            unreachable!()
-        };
-        SessionEvent::from_json_map(map)
-    }
-
-    #[test]
-    fn envelopes_round_trip_byte_for_byte() {
-        for line in [
-            r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#,
-            r#"{"type":"tool/result","seq":5,"time":-3,"data":{},"sourceEventSeqs":[1,2],"surfaceOp":"append"}"#,
-            r#"{"type":"tool/result","seq":5,"time":3,"data":{},"surfaceOp":"append","sourceEventSeqs":[4]}"#,
-            r#"{"type":"user/message","seq":9,"time":3,"data":null,"sourceEventSeqs":[1],"surfaceOp":{"op":"replace","start":1,"end":4}}"#,
-            r#"{"type":"x/y","seq":1,"time":3,"data":[1.5,"é"],"ignorable":true}"#,
-        ] {
-            assert_eq!(to_js_string(&parse(line).unwrap()), line);
-        }
-    }
-
-    #[test]
-    fn canonical_order_puts_sources_before_the_surface_op() {
-        let closer = r#"{"type":"tool/result","seq":5,"time":3,"data":{},"surfaceOp":"append","sourceEventSeqs":[4]}"#;
-        assert_eq!(
-            to_js_string(&Canonical(&parse(closer).unwrap())),
-            r#"{"type":"tool/result","seq":5,"time":3,"data":{},"sourceEventSeqs":[4],"surfaceOp":"append"}"#
-        );
-    }
-
-    #[test]
-    fn bad_envelopes_are_refused() {
-        for (line, reason) in [
-            (
-                r#"{"type":1,"seq":0,"time":1,"data":{}}"#,
-                "type must be a string",
-            ),
-            (
-                r#"{"type":"a","seq":-1,"time":1,"data":{}}"#,
-                "seq must be a non-negative safe integer",
-            ),
-            (
-                r#"{"type":"a","seq":0,"time":1.5,"data":{}}"#,
-                "time must be a safe integer",
-            ),
-            (r#"{"type":"a","seq":0,"time":1}"#, "data is missing"),
-            (
-                r#"{"type":"a","seq":0,"time":1,"data":{},"extra":1}"#,
-                "unexpected envelope key \"extra\"",
-            ),
-            (
-                r#"{"type":"a","seq":0,"time":1,"data":{},"ignorable":false}"#,
-                "ignorable may only be true",
-            ),
-            (
-                r#"{"type":"a","seq":0,"time":1,"data":{},"surfaceOp":{"op":"replace","start":1}}"#,
-                "surfaceOp must be \"append\" or {op:\"replace\",start,end}",
-            ),
-        ] {
-            assert_eq!(parse(line).unwrap_err().reason, reason, "{line}");
-        }
-    }
-
-    #[test]
-    fn safe_integers_follow_javascript() {
-        assert_eq!(
-            safe_u64(&serde_json::json!(9_007_199_254_740_991_u64)),
-            Some(MAX_SAFE_INTEGER)
-        );
-        assert_eq!(
-            safe_u64(&serde_json::json!(9_007_199_254_740_992_u64)),
-            None
-        );
-        assert_eq!(safe_u64(&serde_json::json!(2.0)), Some(2));
-        assert_eq!(safe_i64(&serde_json::json!(-7)), Some(-7));
-        assert_eq!(
-            safe_i64(&serde_json::from_str::<Value>("-0").unwrap()),
-            None
-        );
     }
 }

@@ -7,17 +7,18 @@
 //! Live sessions are held by the [`SessionStore`] service, which publishes every append on
 //! `session/event` for persistence.
 //!
-//! The format is dsh 0.1's, byte for byte: [`json`] prints JSON the way JavaScript does.
+//! The format is dsh 0.1's, byte for byte: [`dsh_protocol::json`] prints JSON the way JavaScript
+//! does. How a log is stored (packed chunk rows, the line decoder, legacy upgrades, the log
+//! file) is `dsh-persistence`'s business.
 
-pub mod chunk_rows;
 pub mod data;
 pub mod derive;
 pub mod event;
+pub mod fields;
 pub mod header;
 pub mod invariant;
-pub mod legacy;
+mod js_values;
 pub mod plugin;
-pub mod record;
 pub mod repair;
 pub mod seed;
 pub mod session;
@@ -30,7 +31,7 @@ pub use derive::DerivedMessage;
 pub use event::{Canonical, SessionEvent, SurfaceKeyOrder, SurfaceOp};
 pub use header::{SESSION_FORMAT_VERSION, SessionHeader};
 pub use plugin::{PLUGIN_NAME, SessionPlugin};
-pub use session::{END_SEED, Session, SessionError, SurfaceIntent, validate_log};
+pub use session::{Session, SessionError, SurfaceIntent, validate_log};
 pub use store::{
     CreateOptions, EventNotice, LiveSession, SESSIONS, SessionCreated, SessionDisposed,
     SessionEventAppended, SessionFlush, SessionStore, StoreError,

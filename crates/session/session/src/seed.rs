@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::data::EventData;
 use crate::event::SessionEvent;
-use crate::record::{message_skeleton, object_fields};
+use crate::fields::{message_skeleton, object_fields};
+use dsh_protocol::kinds;
 use dsh_protocol::known::RETIRED_EVENT_TYPES;
 
 /// Refuses the event types and shapes dsh retired (`request/header-delta`, `mode/set`,
@@ -19,7 +20,7 @@ pub fn check_not_retired(kind: &str, data: &EventData) -> Result<(), String> {
         ));
     }
     // Only request headers are read, so other payloads stay unparsed.
-    if kind == "request/header"
+    if kind == kinds::REQUEST_HEADER
         && data.with_value(|data| data.get("reason").and_then(Value::as_str) == Some("fallback"))
     {
         return Err(
@@ -48,20 +49,22 @@ pub fn check_seed_event(event: &SessionEvent) -> Result<(), String> {
             None => Value::Null,
         };
         match event.kind.as_ref() {
-            "user/message" => return check_message(&message_skeleton(text), "user"),
-            "assistant/message" => return check_message(&message(text), "assistant"),
-            "tool/result" => return check_message(&message(text), "tool"),
+            kinds::USER_MESSAGE => return check_message(&message_skeleton(text), "user"),
+            kinds::ASSISTANT_MESSAGE => return check_message(&message(text), "assistant"),
+            kinds::TOOL_RESULT => return check_message(&message(text), "tool"),
             _ => {}
         }
     }
     match event.kind.as_ref() {
-        "request/header" => check_request_header(&event.data),
-        "user/message" => check_message(&event.data, "user"),
-        "assistant/message" => check_message(
+        kinds::REQUEST_HEADER => check_request_header(&event.data),
+        kinds::USER_MESSAGE => check_message(&event.data, "user"),
+        kinds::ASSISTANT_MESSAGE => check_message(
             event.data.get("message").unwrap_or(&Value::Null),
             "assistant",
         ),
-        "tool/result" => check_message(event.data.get("message").unwrap_or(&Value::Null), "tool"),
+        kinds::TOOL_RESULT => {
+            check_message(event.data.get("message").unwrap_or(&Value::Null), "tool")
+        }
         _ => Ok(()),
     }
 }
@@ -136,52 +139,4 @@ fn check_message(message: &Value, expect: &str) -> Result<(), String> {
         _ => {}
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn event(kind: &str, data: Value) -> SessionEvent {
-        SessionEvent::new(kind, 0, 0, data)
-    }
-
-    #[test]
-    fn retired_shapes_are_refused() {
-        assert!(check_not_retired("request/header-delta", &json!({}).into()).is_err());
-        assert!(check_not_retired("mode/set", &json!({}).into()).is_err());
-        assert!(
-            check_not_retired("request/header", &json!({"reason": "fallback"}).into()).is_err()
-        );
-        assert!(check_not_retired("request/header", &json!({"reason": "initial"}).into()).is_ok());
-    }
-
-    #[test]
-    fn message_shapes_are_checked() {
-        let user = json!({"id": "u", "role": "user", "content": [], "source": {"kind": "user"}});
-        assert!(check_seed_event(&event("user/message", user)).is_ok());
-        let assistant = json!({"turn": 1, "step": 1, "message": {"id": "a", "role": "assistant",
-            "content": [], "source": {"kind": "model", "provider": "p", "model": ""}}});
-        assert!(check_seed_event(&event("assistant/message", assistant)).is_err());
-        let result = json!({"turn": 1, "step": 1, "message": {"id": "r", "role": "user",
-            "content": [{"type": "tool-result", "toolCallId": "c", "content": []}],
-            "source": {"kind": "tool", "callId": "c"}}});
-        assert!(check_seed_event(&event("tool/result", result)).is_ok());
-        let mismatched = json!({"turn": 1, "step": 1, "message": {"id": "r", "role": "user",
-            "content": [{"type": "tool-result", "toolCallId": "d", "content": []}],
-            "source": {"kind": "tool", "callId": "c"}}});
-        assert!(check_seed_event(&event("tool/result", mismatched)).is_err());
-    }
-
-    #[test]
-    fn request_headers_need_provider_and_model() {
-        let good = json!({"header": {"config": {"provider": "p", "model": "m", "maxTokens": 5},
-            "adapterDefaults": {"maxTokens": true}}, "reason": "initial"});
-        assert!(check_seed_event(&event("request/header", good)).is_ok());
-        let bad = json!({"header": {"config": {"provider": "p", "model": "m"},
-            "adapterDefaults": {"maxTokens": true}}, "reason": "initial"});
-        assert!(check_seed_event(&event("request/header", bad)).is_err());
-    }
 }

@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 
+use dsh_protocol::kinds;
 use serde_json::Value;
 
 use crate::event::{SessionEvent, SurfaceOp, is_surface_type};
@@ -116,7 +117,7 @@ impl SurfaceFold {
                 missing.join(", ")
             ));
         }
-        if event.kind == "tool/result" {
+        if event.kind == kinds::TOOL_RESULT {
             self.check_tool_result_rewrite(event, shadowed, events)?;
         }
         Ok(SurfacePlan::Replace {
@@ -139,7 +140,7 @@ impl SurfaceFold {
             .ok()
             .and_then(|index| events.get(index))
             .map(AsRef::as_ref);
-        let Some(original) = original.filter(|original| original.kind == "tool/result") else {
+        let Some(original) = original.filter(|original| original.kind == kinds::TOOL_RESULT) else {
             return fail("tool/result surface replacement must target a current tool/result");
         };
         if without_result_content(&original.data) != without_result_content(&event.data) {
@@ -200,7 +201,7 @@ fn check_markers(event: &SessionEvent) -> Result<(), SurfaceError> {
     let Some(sources) = &event.source_event_seqs else {
         return Ok(());
     };
-    if sources.is_empty() && kind != "assistant/message" {
+    if sources.is_empty() && kind != kinds::ASSISTANT_MESSAGE {
         return fail("sourceEventSeqs must not be empty except on assistant/message");
     }
     let mut seen = HashSet::with_capacity(sources.len());

@@ -6,6 +6,7 @@
 //! whose open-ended shapes (message sources, content blocks, finish reasons) keep a plugin's
 //! values as written, so nothing is lost.
 
+use dsh_protocol::kinds;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -208,31 +209,33 @@ impl CoreEvent {
     pub fn read(event: &SessionEvent) -> Option<Result<Self, VocabError>> {
         let data = event.data.value();
         let parsed = match event.kind.as_ref() {
-            "turn/start" => TurnData::deserialize(data).map(|d| Self::TurnStart { turn: d.turn }),
-            "turn/end" => TurnEndData::deserialize(data).map(|d| Self::TurnEnd {
+            kinds::TURN_START => {
+                TurnData::deserialize(data).map(|d| Self::TurnStart { turn: d.turn })
+            }
+            kinds::TURN_END => TurnEndData::deserialize(data).map(|d| Self::TurnEnd {
                 turn: d.turn,
                 reason: d.reason,
             }),
-            "step/start" => StepData::deserialize(data).map(|d| Self::StepStart {
+            kinds::STEP_START => StepData::deserialize(data).map(|d| Self::StepStart {
                 turn: d.turn,
                 step: d.step,
             }),
-            "step/end" => StepData::deserialize(data).map(|d| Self::StepEnd {
+            kinds::STEP_END => StepData::deserialize(data).map(|d| Self::StepEnd {
                 turn: d.turn,
                 step: d.step,
             }),
-            "user/message" => Message::deserialize(data).map(Self::UserMessage),
-            "assistant/chunk" => ChunkData::deserialize(data).map(|d| Self::AssistantChunk {
+            kinds::USER_MESSAGE => Message::deserialize(data).map(Self::UserMessage),
+            kinds::ASSISTANT_CHUNK => ChunkData::deserialize(data).map(|d| Self::AssistantChunk {
                 turn: d.turn,
                 step: d.step,
                 chunk: d.chunk,
             }),
-            "assistant/message" => {
+            kinds::ASSISTANT_MESSAGE => {
                 AssistantMessageData::deserialize(data).map(Self::AssistantMessage)
             }
-            "tool/call" => ToolCallData::deserialize(data).map(Self::ToolCall),
-            "tool/result" => ToolResultData::deserialize(data).map(Self::ToolResult),
-            "session/end-seed" => Ok(Self::EndSeed),
+            kinds::TOOL_CALL => ToolCallData::deserialize(data).map(Self::ToolCall),
+            kinds::TOOL_RESULT => ToolResultData::deserialize(data).map(Self::ToolResult),
+            kinds::SESSION_END_SEED => Ok(Self::EndSeed),
             _ => return None,
         };
         Some(parsed.map_err(|source| VocabError {
@@ -240,89 +243,5 @@ impl CoreEvent {
             kind: event.kind.to_string(),
             source,
         }))
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use dsh_protocol::json::to_js_string;
-
-    #[test]
-    fn messages_round_trip_with_their_extra_fields() {
-        // In the key order dsh's constructors write (the order the view writes back).
-        let value = json!({
-            "role": "assistant",
-            "content": [{"type": "text", "text": "hi"}, {"type": "plugin-x", "z": 1},
-                        {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}],
-            "source": {"kind": "model", "provider": "deepseek", "model": "m", "replayState": {"a": 1}},
-            "id": "m1"
-        });
-        let message = Message::deserialize(&value).unwrap();
-        assert!(matches!(
-            &message.source,
-            MessageSource::Model { provider, .. } if provider == "deepseek"
-        ));
-        assert!(matches!(
-            message.content.get(1),
-            Some(ContentBlock::Other(_))
-        ));
-        assert_eq!(to_js_string(&message), to_js_string(&value));
-    }
-
-    #[test]
-    fn core_events_read_as_types() {
-        let end = SessionEvent::new(
-            "turn/end",
-            3,
-            0,
-            json!({"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "hook", "reason": "no"}}}),
-        );
-        let Some(Ok(CoreEvent::TurnEnd { turn: 1, reason })) = CoreEvent::read(&end) else {
-            panic!("not a turn end");
-        };
-        assert_eq!(
-            reason,
-            TurnEndReason::Aborted {
-                reason: AbortCause::Hook {
-                    reason: "no".into()
-                }
-            }
-        );
-        let chunk = SessionEvent::new(
-            "assistant/chunk",
-            4,
-            0,
-            json!({"turn": 1, "step": 1, "chunk": {"type": "tool-call-delta", "index": 0, "id": "c", "argumentsDelta": "{"}}),
-        );
-        assert!(matches!(
-            CoreEvent::read(&chunk),
-            Some(Ok(CoreEvent::AssistantChunk { .. }))
-        ));
-        let finish = SessionEvent::new(
-            "assistant/chunk",
-            5,
-            0,
-            json!({"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}),
-        );
-        assert!(
-            matches!(
-                CoreEvent::read(&finish),
-                Some(Ok(CoreEvent::AssistantChunk { .. }))
-            ),
-            "a real finish chunk reads"
-        );
-        assert!(CoreEvent::read(&SessionEvent::new("goal/change", 5, 0, json!({}))).is_none());
-        let bad = SessionEvent::new("turn/start", 6, 0, json!({"turn": "x"}));
-        assert!(
-            CoreEvent::read(&bad)
-                .unwrap()
-                .unwrap_err()
-                .to_string()
-                .contains("event 6 (turn/start)")
-        );
     }
 }

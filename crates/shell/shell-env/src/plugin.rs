@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Plugin};
-use dsh_persistence::SESSION_PERSISTENCE;
+use dsh_persistence::{LocationKind, SESSION_PERSISTENCE};
 use serde::Deserialize;
 
 use crate::home::resolve_dsh_home;
@@ -57,7 +57,7 @@ pub fn session_persistence_contributor(ctx: Context) -> ShellEnvContributor {
             ctx.get(&SESSION_PERSISTENCE)
                 .and_then(|persistence| persistence.locate(header))
         });
-        if let Some(location) = location.filter(|location| location.kind == "jsonl") {
+        if let Some(location) = location.filter(|location| location.kind == LocationKind::Jsonl) {
             values.insert(
                 DSH_SESSION_JSONL.to_owned(),
                 location.path.to_string_lossy().into_owned(),

@@ -1,2 +1,3 @@
 mod replay;
 mod retried;
+mod stored;

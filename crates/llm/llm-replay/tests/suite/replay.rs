@@ -9,20 +9,20 @@ use dsh_llm::{
 use dsh_llm_replay::{REPLAY_DIVERGED, REPLAY_EXHAUSTED, Recording, ReplayAdapter};
 use futures_util::StreamExt;
 
-fn fixture() -> PathBuf {
+pub(super) fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
         "../../session/persistence-jsonl/tests/fixtures/dsh-0.1.1/01-zstd-default-one-bash/session.jsonl.zstd",
     )
 }
 
-fn user(text: &str) -> Message {
+pub(super) fn user(text: &str) -> Message {
     Message::user(
         vec![ContentBlock::Text { text: text.into() }],
         MessageSource::User,
     )
 }
 
-fn options(messages: Vec<Message>) -> GenerateOptions {
+pub(super) fn options(messages: Vec<Message>) -> GenerateOptions {
     let mut options = GenerateOptions::new("deepseek-official", "deepseek-v4-flash", messages);
     options.session_id = Some("replayed".into());
     options

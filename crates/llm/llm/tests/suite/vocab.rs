@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use dsh_llm::{FinishReason, Message, MessageSource, StreamChunk};
+use dsh_persistence::record::{LineDecode, decode_line_into};
 use dsh_protocol::json::to_js_string;
 use dsh_session::SessionEvent;
-use dsh_session::record::{LineDecode, decode_line_into};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 

@@ -3,11 +3,11 @@
 //! being touched, and accept new turns that keep them valid for dsh.
 
 use dsh_persistence::SessionPersistence;
+use dsh_persistence::chunk_rows::{decode_record_into, pack_chunk_runs};
+use dsh_persistence::log_file::header_line::header_line;
 use dsh_persistence_jsonl::Compression;
-use dsh_persistence_jsonl::header_line::header_line;
 use dsh_protocol::json::to_js_string;
 use dsh_session::SessionEvent;
-use dsh_session::chunk_rows::{decode_record_into, pack_chunk_runs};
 use dsh_test_support::turns::LogBuilder;
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};

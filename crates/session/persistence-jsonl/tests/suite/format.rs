@@ -5,13 +5,14 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use dsh_persistence::chunk_rows::pack_chunk_runs;
+use dsh_persistence::log_file::zstd_frames::{compress_frame, scan_frames};
 use dsh_persistence::{
-    BackendError, Coordinator, PersistenceError, SessionPersistence, UnreadableSession,
+    BackendError, Coordinator, LocationKind, PersistenceError, SessionPersistence,
+    UnreadableSession,
 };
-use dsh_persistence_jsonl::zstd_frames::{compress_frame, scan_frames};
 use dsh_persistence_jsonl::{Compression, JsonlBackend};
 use dsh_protocol::json::to_js_string;
-use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::repair::interrupted_turn_closers;
 use dsh_session::{SessionEvent, SessionHeader};
 use dsh_test_support::turns::{LogBuilder, long_session};
@@ -502,7 +503,7 @@ async fn zstd_bytes_after_the_last_frame_that_are_no_frame_are_corruption() {
 async fn zstd_header_frame_holding_more_than_the_header_line_is_corruption() {
     let root = tempfile::tempdir().unwrap();
     let header = SessionHeader::new("two-lines", 1);
-    let line = dsh_persistence_jsonl::header_line::header_line(&header);
+    let line = dsh_persistence::log_file::header_line::header_line(&header);
     let event = to_js_string(&SessionEvent::new("turn/start", 0, 1, json!({"turn": 1})));
     let path = place(root.path(), &header, Compression::Zstd);
     std::fs::write(
@@ -972,7 +973,10 @@ async fn logs_live_in_project_and_session_directories_like_dsh_home() {
         ] {
             let expected = root.path().join(relative);
             let location = persistence.locate(&header).unwrap();
-            assert_eq!((location.kind, &location.path), ("jsonl", &expected));
+            assert_eq!(
+                (location.kind, &location.path),
+                (LocationKind::Jsonl, &expected)
+            );
             persistence.create(header.clone()).await.unwrap();
             persistence
                 .append(&header.id, long_session(1))
@@ -1607,7 +1611,7 @@ async fn pack_off_writes_each_event_as_its_own_line() {
     let path = persistence.locate(&header).unwrap().path;
     let expected = format!(
         "{}\n{}",
-        dsh_persistence_jsonl::header_line::header_line(&header),
+        dsh_persistence::log_file::header_line::header_line(&header),
         lines(&log)
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
@@ -1849,7 +1853,7 @@ async fn write_log_with(
     let persistence = store(root, compression, true);
     let path = persistence.locate(header).unwrap().path;
     if log.is_empty() {
-        let line = dsh_persistence_jsonl::header_line::header_line(header);
+        let line = dsh_persistence::log_file::header_line::header_line(header);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         write_plain(&path, compression, &[&format!("{line}\n")]);
     } else {

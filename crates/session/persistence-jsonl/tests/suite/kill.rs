@@ -288,7 +288,7 @@ fn torn_tail(root: &Path, plan: &Plan) -> bool {
     };
     match plan.compression {
         Compression::None => !bytes.ends_with(b"\n"),
-        Compression::Zstd => dsh_persistence_jsonl::zstd_frames::scan_frames(&bytes)
+        Compression::Zstd => dsh_persistence::log_file::zstd_frames::scan_frames(&bytes)
             .unwrap()
             .torn_start
             .is_some(),

@@ -5,11 +5,11 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use dsh_persistence::chunk_rows::pack_chunk_runs;
+use dsh_persistence::log_file::header_line::header_line;
 use dsh_persistence::{PersistenceError, SessionPersistence};
 use dsh_persistence_jsonl::Compression;
-use dsh_persistence_jsonl::header_line::header_line;
 use dsh_protocol::json::to_js_string;
-use dsh_session::chunk_rows::pack_chunk_runs;
 use dsh_session::repair::interrupted_turn_closers;
 use dsh_session::{SessionEvent, SessionHeader};
 use proptest::prelude::*;
@@ -147,7 +147,7 @@ proptest! {
                         // Only a flip in a frame or block header, which makes the structural
                         // scan run past the end of the file, may shorten the log (dsh reads
                         // that as a torn final frame), and only from that frame on.
-                        let scan = dsh_persistence_jsonl::zstd_frames::scan_frames(&bytes).unwrap();
+                        let scan = dsh_persistence::log_file::zstd_frames::scan_frames(&bytes).unwrap();
                         let torn = scan.torn_start.expect("a shortened log has a torn frame");
                         prop_assert!(
                             structural_bytes(&original, torn).iter().any(|range| range.contains(&position)),

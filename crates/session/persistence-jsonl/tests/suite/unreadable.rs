@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use dsh_persistence::log_file::zstd_frames::compress_frame;
 use dsh_persistence::{PersistenceError, SessionPersistence, UnreadableSession};
 use dsh_persistence_jsonl::Compression;
-use dsh_persistence_jsonl::zstd_frames::compress_frame;
 use pretty_assertions::assert_eq;
 
 use super::support::{FIXTURES, dyn_store, store};

@@ -1,10 +1,10 @@
-//! The backend-neutral persistence contract, run against both backends from one module.
+//! The backend-neutral persistence contract, in each journal mode and on either runtime (the
+//! JSONL store runs it in its own suite).
 
 use std::sync::{Arc, Mutex};
 
+use dsh_persistence::SessionPersistence;
 use dsh_persistence::contract::{Opener, run};
-use dsh_persistence::{Coordinator, CoordinatorOptions, SessionPersistence};
-use dsh_persistence_jsonl::{Compression, JsonlBackend, JsonlOptions};
 use dsh_persistence_sqlite::JournalMode;
 
 use super::support::store_with;
@@ -39,20 +39,4 @@ async fn the_contract_holds_for_sqlite_with_a_rollback_journal() {
 #[tokio::test(flavor = "current_thread")]
 async fn the_contract_holds_for_sqlite_on_a_single_threaded_runtime() {
     contract_holds(|dir| store_with(&dir.join("db/sessions.sqlite"), JournalMode::Truncate)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_contract_holds_for_jsonl() {
-    contract_holds(|dir| {
-        let backend = JsonlBackend::new(JsonlOptions {
-            root: dir.join("sessions"),
-            compression: Compression::Zstd,
-            pack_chunks: true,
-        })
-        .unwrap();
-        let store: Arc<dyn SessionPersistence> =
-            Coordinator::new(backend, CoordinatorOptions::default());
-        store
-    })
-    .await;
 }

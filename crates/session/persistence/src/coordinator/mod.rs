@@ -12,13 +12,13 @@ mod live_writes;
 
 use async_trait::async_trait;
 use dsh_protocol::known::is_known_type;
-use dsh_session::legacy::normalize_stored_events;
 use dsh_session::repair::interrupted_turn_closers;
 use dsh_session::seed::check_not_retired;
 use dsh_session::{LiveSession, Session, SessionEvent, SessionHeader, validate_log};
 
 use crate::backend::{PersistenceBackend, StoredLog};
 use crate::error::{BackendError, PersistenceError};
+use crate::legacy::normalize_stored_events;
 use crate::seam::{
     PersistenceSnapshot, SessionInspection, SessionListing, SessionLocation, SessionPersistence,
     SessionPreparation, SessionRawArtifact, UnreadableSession,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, FiberState, Kernel, Plugin, ServiceName};
-use dsh_persistence::{SESSION_PERSISTENCE, SessionPersistence};
+use dsh_persistence::{LocationKind, SESSION_PERSISTENCE, SessionPersistence};
 use dsh_session::SessionHeader;
 use dsh_shell_env::{
     SESSION_JSONL_DESCRIPTION, SHELL_ENV, ShellEnvContributor, ShellEnvFacts, ShellEnvPlugin,
@@ -80,7 +80,7 @@ async fn the_base_row_needs_no_config_and_unknown_keys_are_refused() {
     kernel.shutdown().await;
 }
 
-async fn jsonl_value(kind: Option<&'static str>, with_persistence: bool) -> Option<String> {
+async fn jsonl_value(kind: Option<LocationKind>, with_persistence: bool) -> Option<String> {
     let kernel = boot(json!({"dshHome": "/h"})).await;
     if with_persistence {
         let persistence: Arc<dyn SessionPersistence> = Arc::new(Locator(kind));
@@ -101,10 +101,15 @@ async fn jsonl_value(kind: Option<&'static str>, with_persistence: bool) -> Opti
 #[tokio::test]
 async fn dsh_session_jsonl_only_for_a_jsonl_backend() {
     assert_eq!(
-        jsonl_value(Some("jsonl"), true).await.as_deref(),
+        jsonl_value(Some(LocationKind::Jsonl), true)
+            .await
+            .as_deref(),
         Some("/sessions/sess-p.jsonl")
     );
-    assert_eq!(jsonl_value(Some("sqlite"), true).await, None);
+    assert_eq!(
+        jsonl_value(Some(LocationKind::Other("sqlite")), true).await,
+        None
+    );
     assert_eq!(jsonl_value(None, true).await, None);
     assert_eq!(jsonl_value(None, false).await, None);
 }

@@ -4,13 +4,13 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use dsh_persistence::{
-    PersistenceError, PersistenceSnapshot, SessionInspection, SessionLocation, SessionPersistence,
-    SessionPreparation, SessionRawArtifact,
+    LocationKind, PersistenceError, PersistenceSnapshot, SessionInspection, SessionLocation,
+    SessionPersistence, SessionPreparation, SessionRawArtifact,
 };
 use dsh_session::{SessionEvent, SessionHeader};
 
-/// Locates every session as `<kind>` at `/sessions/<id>.<kind>`.
-pub struct Locator(pub Option<&'static str>);
+/// Locates every session as `kind` at `/sessions/<id>.<kind>`.
+pub struct Locator(pub Option<LocationKind>);
 
 fn absent(id: &str) -> PersistenceError {
     PersistenceError::NotFound(id.to_owned())
@@ -19,9 +19,15 @@ fn absent(id: &str) -> PersistenceError {
 #[async_trait]
 impl SessionPersistence for Locator {
     fn locate(&self, header: &SessionHeader) -> Option<SessionLocation> {
-        self.0.map(|kind| SessionLocation {
-            kind,
-            path: PathBuf::from(format!("/sessions/{}.{kind}", header.id)),
+        self.0.map(|kind| {
+            let extension = match kind {
+                LocationKind::Jsonl => "jsonl",
+                LocationKind::Other(name) => name,
+            };
+            SessionLocation {
+                kind,
+                path: PathBuf::from(format!("/sessions/{}.{extension}", header.id)),
+            }
         })
     }
     fn supports_raw_artifacts(&self) -> bool {

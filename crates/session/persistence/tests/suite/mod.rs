@@ -1,0 +1,6 @@
+mod chunk_rows;
+mod header_line;
+mod legacy;
+mod record;
+mod scan;
+mod zstd_frames;
