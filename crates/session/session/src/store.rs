@@ -7,8 +7,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use dsh_kernel::sync::lock;
 use dsh_kernel::{Context, DispatchError, Emit, Event, Parallel, ServiceKey};
 use dsh_protocol::kinds;
 use serde_json::Value;
@@ -148,7 +149,7 @@ impl LiveSession {
     }
 
     fn lock(&self) -> MutexGuard<'_, Session> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.session)
     }
 
     /// Reads the session under its lock.
@@ -183,10 +184,7 @@ impl LiveSession {
         if PUBLISHING.with(|stack| stack.borrow().contains(&me)) {
             return Err(StoreError::Reentrant(self.id.clone()));
         }
-        let _in_order = self
-            .publishing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _in_order = lock(&self.publishing);
         if self.disposed.load(Ordering::SeqCst) {
             return Err(StoreError::Disposed(self.id.clone()));
         }
@@ -249,7 +247,7 @@ impl SessionStore {
     }
 
     fn live(&self) -> MutexGuard<'_, HashMap<String, Arc<LiveSession>>> {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.live)
     }
 
     /// Creates and registers a live session, then announces it on `session/created`.
@@ -317,10 +315,7 @@ impl SessionStore {
     /// takes no more events, leaves the store, and `session/disposed` is announced.
     pub fn withdraw(&self, live: &Arc<LiveSession>) {
         {
-            let _in_order = live
-                .publishing
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let _in_order = lock(&live.publishing);
             live.disposed.store(true, Ordering::SeqCst);
         }
         let removed = {
@@ -426,10 +421,7 @@ impl SessionStore {
         {
             // From here on appends through a held handle are refused, so the flush below
             // writes everything the session will ever have.
-            let _in_order = live
-                .publishing
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let _in_order = lock(&live.publishing);
             live.disposed.store(true, Ordering::SeqCst);
         }
         let flushed = self.flush(id).await;
