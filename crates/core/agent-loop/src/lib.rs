@@ -13,7 +13,8 @@
 //!   `tool/result`; the turn ends with `turn/end` and its [`TurnEndReason`]. The model's messages
 //!   are derived from the log at every step: what the model saw is what was logged.
 //! - Events ([`events`]) let plugins rewrite or reject steps, choose the request config,
-//!   retry failed requests ([`LlmRetryPlugin`]), and keep a turn going.
+//!   retry failed requests ([`LlmRetryPlugin`], which records its waits through
+//!   [`SessionRetryRecorder`]), and keep a turn going.
 //! - Before each request and each tool call the loop flushes the session, so a crash loses
 //!   no completed step.
 //!
@@ -34,6 +35,7 @@ mod plugin;
 mod registry;
 mod request;
 mod retry;
+mod retry_recorder;
 mod runtime;
 mod runtime_context;
 mod step;
@@ -56,6 +58,7 @@ pub use registry::{
     AGENT_LOOP, AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions,
 };
 pub use retry::{LlmRetryConfig, LlmRetryPlugin, RETRY_PLUGIN_NAME};
+pub use retry_recorder::SessionRetryRecorder;
 pub use runtime::LoopSettings;
 pub use summary::TurnSummary;
 

@@ -91,8 +91,6 @@ fn snapshot_text(data: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     fn section(name: &str, text: &str) -> ContextSnapshotSection {

@@ -3,11 +3,12 @@
 //! request errors and retries, interception events, steering, the creation transaction,
 //! resume over JSONL persistence, and property tests of the log's structure.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
+    clippy::indexing_slicing,
+    reason = "test helpers outside #[test] functions unwrap, panic and index too"
 )]
 
 mod suite;

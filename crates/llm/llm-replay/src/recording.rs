@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use dsh_llm::retry::LLM_RETRY;
 use dsh_llm::{ContentBlock, StreamChunk};
 use dsh_persistence_jsonl::Compression;
 use dsh_persistence_jsonl::decode::decode_log;
+use dsh_protocol::kinds::LLM_RETRY;
 use dsh_session::SessionEvent;
 use dsh_session::vocab::CoreEvent;
 

@@ -1,4 +1,4 @@
-//! Call failures ([`LlmFailure`]) and their codes, defined in `dsh-session` (a turn's end
+//! Call failures ([`LlmFailure`]) and their codes, defined in `dsh-protocol` (a turn's end
 //! records them) and re-exported here.
 
 pub use dsh_protocol::model::failure::{LlmFailure, codes};

@@ -1,12 +1,10 @@
 //! Integration tests of dsh-llm, in one test binary: the vocabulary against dsh's own logs,
 //! the registry, the stream boundary and its contract, the assembler, and retries.
 
-// Test helpers outside #[test] functions may unwrap and index too.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
+    reason = "test helpers outside #[test] functions unwrap and panic too"
 )]
 
 mod suite;
