@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use dsh_session::vocab::AbortCause;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::TurnError;
+
 /// Why an agent's activity was cancelled (dsh's `AgentCancelCause`). The first cause given
 /// to one activity wins.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +70,15 @@ impl Abort {
 
     pub(crate) fn is_aborted(&self) -> bool {
         self.requested.load(Ordering::SeqCst) || self.token.is_cancelled()
+    }
+
+    /// `Err(Aborted)` once the activity is cancelled.
+    pub(crate) fn check(&self) -> Result<(), TurnError> {
+        if self.is_aborted() {
+            Err(TurnError::Aborted)
+        } else {
+            Ok(())
+        }
     }
 
     /// The cause, once cancelled. A token cancelled by someone else without a cause reads

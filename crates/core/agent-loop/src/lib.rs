@@ -26,22 +26,29 @@
 mod agent;
 mod cause;
 mod default_model;
+mod driver_state;
 mod error;
 pub mod events;
 mod inbox;
 mod options;
 mod outcome;
 mod plugin;
+mod pre_step;
 mod registry;
+mod reply;
 mod request;
+mod request_state;
 mod retry;
 mod retry_recorder;
 mod runtime;
 mod runtime_context;
+mod splicing;
 mod step;
+mod step_ctx;
 mod summary;
 mod tool_calls;
 mod turn;
+mod turn_recovery;
 
 pub use agent::Agent;
 pub use cause::CancelCause;
@@ -50,7 +57,6 @@ pub use default_model::{
     ModelSelection,
 };
 pub use error::AgentError;
-pub use inbox::INBOX_SPLICED;
 pub use options::{AgentOptions, AgentStatus, InboxTarget, SessionStartSource};
 pub use outcome::{STEP_LIMIT, TurnEndReason};
 pub use plugin::{AgentLoopConfig, AgentLoopPlugin, ConfiguredAgent, PLUGIN_NAME};
