@@ -4,6 +4,7 @@ mod dump;
 mod escapes;
 pub mod headless;
 mod launcher;
+mod logs;
 mod sessions;
 mod sessions_sqlite;
 mod sessions_unreadable;
