@@ -124,7 +124,10 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, filtered by `DSH_LOG` (or `RUST_LOG`), for example `DSH_LOG=debug` or
-/// `DSH_LOG=dsh_kernel=trace`; the default shows warnings only.
+/// `DSH_LOG=dsh_kernel=trace`; the default shows warnings only. A target directive matches
+/// by prefix, so `DSH_LOG=dsh=debug` covers every `dsh_*` crate. Each enabled span prints a
+/// line when it opens and one when it closes (with its busy and idle times), so a turn reads
+/// as a tree: `turn{..}:step{..}:request{..}: close time.busy=..`.
 fn init_logging() {
     let filter = std::env::var("DSH_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
@@ -133,10 +136,15 @@ fn init_logging() {
         .unwrap_or_else(|| {
             tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
         });
+    use tracing_subscriber::fmt::format::FmtSpan;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let _ = tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE),
+        )
         .with(filter)
         .try_init();
 }

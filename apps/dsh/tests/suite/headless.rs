@@ -11,7 +11,7 @@ use dsh_test_support::sse::{
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{Run, Sandbox};
+use super::support::{Run, Sandbox, repo_root};
 
 /// `dsh` in `sandbox`, talking to `fake`.
 pub(super) fn against(sandbox: &Sandbox, fake: &FakeDeepSeek, args: &[&str]) -> Command {
@@ -671,14 +671,6 @@ async fn a_crash_mid_turn_leaves_a_log_that_reopens_with_interrupted_closers() {
     let results = tool_results(body);
     assert_eq!(results[0].0, "call_1");
     assert!(results[0].1.starts_with("before-the-crash"), "{results:?}");
-}
-
-/// The repository root (the shipped overlays are relative to it).
-fn repo_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
 }
 
 #[test]

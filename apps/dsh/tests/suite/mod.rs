@@ -4,6 +4,7 @@ mod dump;
 mod escapes;
 pub mod headless;
 mod launcher;
+mod logs;
 mod replay;
 mod replay_sqlite;
 mod sessions;

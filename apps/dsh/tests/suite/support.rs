@@ -123,3 +123,11 @@ impl From<Output> for Run {
 pub fn display(path: &Path) -> String {
     path.display().to_string()
 }
+
+/// The repository root (the shipped overlays are relative to it).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}

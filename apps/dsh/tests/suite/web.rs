@@ -418,8 +418,12 @@ fn a_fifo_in_the_store_neither_hangs_the_session_list_nor_leaks_threads() {
         "the healthy session is listed: {body}"
     );
     assert!(!body.contains("fifo"), "{body}");
+    // A thread stuck opening the FIFO would stay for good, one per listing; the runtime's pool
+    // of blocking threads may grow by a few under load and shrinks on its own. So the count
+    // may rise a little, but never by one thread per listing.
+    const LISTINGS: usize = 40;
     let before = threads_of(served.child.id());
-    for _ in 0..20 {
+    for _ in 0..LISTINGS {
         let started = Instant::now();
         let (status, _) = served.get("/api/sessions", &format!("x-dsh-token: {token}\r\n"));
         assert_eq!(status, 200);
@@ -427,6 +431,9 @@ fn a_fifo_in_the_store_neither_hangs_the_session_list_nor_leaks_threads() {
     }
     std::thread::sleep(Duration::from_millis(200));
     let after = threads_of(served.child.id());
-    assert!(after <= before + 2, "threads grew from {before} to {after}");
+    assert!(
+        after < before + LISTINGS / 4,
+        "threads grew from {before} to {after} over {LISTINGS} listings"
+    );
     assert_eq!(served.stop().code, Some(0));
 }

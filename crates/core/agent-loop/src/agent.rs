@@ -7,14 +7,17 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use dsh_kernel::sync::lock;
 use dsh_llm::Message;
-use dsh_session::LiveSession;
+use dsh_protocol::kinds::TURN_START;
+use dsh_session::{LiveSession, SurfaceIntent};
 use futures_util::FutureExt;
 use tokio::sync::watch;
 
-use crate::cause::{Abort, CancelCause};
+use crate::cause::CancelCause;
+use crate::driver_state::{AfterTurn, DriverState, NextTurn};
 use crate::error::AgentError;
 use crate::events::{
     AgentErrorEvent, AgentErrorNotice, AgentInboxClaimed, AgentInboxDiscarded, AgentInboxInserted,
@@ -22,25 +25,28 @@ use crate::events::{
 };
 use crate::inbox::{Inbox, InboxError, Spliced};
 use crate::options::{AgentOptions, AgentStatus, InboxTarget};
-use crate::request::RequestState;
+use crate::request_state::RequestState;
 use crate::runtime::LoopRuntime;
 use crate::runtime_context::Retained;
+use crate::splicing::SplicingMark;
 use crate::summary::TurnSummary;
+use crate::turn::TurnRunner;
+use crate::turn_recovery::close_panicked_turn;
 
 /// An agent: the model driver of one session. Its id is the session's id.
 pub struct Agent {
     id: String,
     options: AgentOptions,
     session: Arc<LiveSession>,
-    pub(crate) runtime: Arc<LoopRuntime>,
+    runtime: Arc<LoopRuntime>,
     inbox: Mutex<Inbox>,
-    driver: Mutex<Driver>,
+    driver: Mutex<DriverState>,
     idle: watch::Sender<bool>,
     disposed: AtomicBool,
     /// The runtime drivers are spawned on (so a message may be sent from any thread).
     handle: tokio::runtime::Handle,
-    pub(crate) request: Mutex<RequestState>,
-    pub(crate) runtime_context: Mutex<Retained>,
+    request: Mutex<RequestState>,
+    runtime_context: Mutex<Retained>,
     me: Weak<Agent>,
 }
 
@@ -52,82 +58,6 @@ impl std::fmt::Debug for Agent {
             .field("status", &self.status())
             .finish_non_exhaustive()
     }
-}
-
-/// The driver's state.
-#[derive(Debug)]
-struct Driver {
-    /// The last turn number logged.
-    last_turn: u64,
-    running: Option<Running>,
-}
-
-/// A running activity.
-#[derive(Debug)]
-pub(crate) struct Running {
-    pub(crate) abort: Abort,
-    pub(crate) turn: u64,
-    pub(crate) step: u64,
-    wake_requested: bool,
-    /// The driver is going idle: a wake now is latched and replayed, never lost.
-    finishing: bool,
-    /// `turn/start` of `turn` was logged by the wake that started the activity.
-    pub(crate) opened: bool,
-}
-
-impl Running {
-    fn new(turn: u64) -> Self {
-        Self {
-            abort: Abort::default(),
-            turn,
-            step: 0,
-            wake_requested: false,
-            finishing: false,
-            opened: false,
-        }
-    }
-
-    /// A fresh activity continuing after `self`'s last turn.
-    fn restart(&mut self) {
-        *self = Self::new(self.turn);
-    }
-}
-
-thread_local! {
-    /// Agents whose inbox change this thread is logging: a `session/event` listener of that
-    /// append must not touch the same inbox (it would wait on itself).
-    static SPLICING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Marks this thread as splicing one agent's inbox until dropped.
-struct SplicingMark(usize);
-
-impl SplicingMark {
-    fn enter(agent: &Agent) -> Self {
-        let key = std::ptr::from_ref(agent) as usize;
-        SPLICING.with(|stack| stack.borrow_mut().push(key));
-        Self(key)
-    }
-
-    fn active(agent: &Agent) -> bool {
-        let key = std::ptr::from_ref(agent) as usize;
-        SPLICING.with(|stack| stack.borrow().contains(&key))
-    }
-}
-
-impl Drop for SplicingMark {
-    fn drop(&mut self) {
-        SPLICING.with(|stack| {
-            let mut stack = stack.borrow_mut();
-            if let Some(at) = stack.iter().rposition(|key| *key == self.0) {
-                stack.remove(at);
-            }
-        });
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Agent {
@@ -144,7 +74,7 @@ impl Agent {
         let last_turn = events
             .iter()
             .rev()
-            .find(|event| event.kind == "turn/start")
+            .find(|event| event.kind == TURN_START)
             .and_then(|event| event.data.get("turn").and_then(serde_json::Value::as_u64))
             .unwrap_or(0);
         let request = RequestState::restore(&events);
@@ -159,10 +89,7 @@ impl Agent {
             session,
             runtime,
             inbox: Mutex::new(inbox),
-            driver: Mutex::new(Driver {
-                last_turn,
-                running: None,
-            }),
+            driver: Mutex::new(DriverState::new(last_turn)),
             idle,
             disposed: AtomicBool::new(false),
             handle,
@@ -189,7 +116,7 @@ impl Agent {
 
     /// Whether a turn is running.
     pub fn status(&self) -> AgentStatus {
-        if lock(&self.driver).running.is_some() {
+        if lock(&self.driver).is_running() {
             AgentStatus::Running
         } else {
             AgentStatus::Idle
@@ -250,11 +177,7 @@ impl Agent {
                 self.id
             )));
         }
-        let waking_after_abort = wakeup
-            && lock(&self.driver)
-                .running
-                .as_ref()
-                .is_some_and(|running| running.abort.is_aborted());
+        let waking_after_abort = wakeup && lock(&self.driver).is_aborted();
         let target = if waking_after_abort {
             InboxTarget::NextTurn
         } else {
@@ -297,15 +220,10 @@ impl Agent {
     fn cancel_with(&self, cause: CancelCause, keep_inbox: bool) {
         // The activity reads as aborted from here on, so it starts no step on an inbox that
         // is being cleared; the token fires once the clearing is logged.
-        let abort = lock(&self.driver).running.as_ref().map(|running| {
-            running.abort.request(cause.clone());
-            running.abort.clone()
-        });
+        let abort = lock(&self.driver).request_abort(&cause);
         if !keep_inbox {
             self.clear_inbox();
-            if let Some(running) = lock(&self.driver).running.as_mut() {
-                running.wake_requested = false;
-            }
+            lock(&self.driver).forget_wake();
         }
         if let Some(abort) = abort {
             abort.abort(cause);
@@ -419,24 +337,11 @@ impl Agent {
         }
         let start = {
             let mut driver = lock(&self.driver);
-            let last_turn = driver.last_turn;
-            match driver.running.as_mut() {
-                Some(running) => {
-                    if (after_abort || running.finishing)
-                        && running.abort.cause() != Some(CancelCause::Disposed)
-                    {
-                        running.wake_requested = true;
-                    }
-                    false
-                }
-                // A message the last turn already claimed leaves nothing to wake for.
-                None if !lock(&self.inbox).has_pending() => false,
-                None => {
-                    driver.running = Some(Running::new(last_turn));
-                    self.idle.send_replace(false);
-                    true
-                }
+            let start = driver.wake(after_abort, || lock(&self.inbox).has_pending());
+            if start {
+                self.idle.send_replace(false);
             }
+            start
         };
         if !start {
             return;
@@ -454,20 +359,15 @@ impl Agent {
     /// session refuses it here (a `session/event` listener of this session woke the agent),
     /// the driver opens the turn instead.
     fn open_turn(&self) {
-        let Some(turn) = self.with_running(|running| running.turn + 1) else {
+        let Some(turn) = lock(&self.driver).turn_to_open() else {
             return;
         };
         let data = serde_json::json!({"turn": turn});
         match self
             .session
-            .append("turn/start", data, dsh_session::SurfaceIntent::default())
+            .append(TURN_START, data, SurfaceIntent::default())
         {
-            Ok(_) => {
-                self.with_running(|running| {
-                    running.turn = turn;
-                    running.opened = true;
-                });
-            }
+            Ok(_) => lock(&self.driver).opened(turn),
             Err(error) => tracing::debug!(agent = %self.id, "the driver opens the turn: {error}"),
         }
     }
@@ -477,44 +377,33 @@ impl Agent {
     /// goes idle is latched and replayed, so no message is left waiting on an idle agent.
     async fn drive(self: Arc<Self>) {
         loop {
-            let may_continue = match AssertUnwindSafe(self.turn()).catch_unwind().await {
+            let turn = TurnRunner::run_next(&self);
+            let may_continue = match AssertUnwindSafe(turn).catch_unwind().await {
                 Ok(may_continue) => may_continue,
                 Err(panic) => {
-                    self.end_panicked_turn(panic.as_ref());
+                    close_panicked_turn(&self, panic.as_ref());
                     false
                 }
             };
             {
                 let mut driver = lock(&self.driver);
-                let Some(running) = driver.running.as_mut() else {
-                    self.idle.send_replace(true);
-                    break;
-                };
-                if may_continue && self.more_work() {
-                    running.restart();
-                    continue;
+                match driver.after_turn(may_continue, || self.more_work()) {
+                    AfterTurn::Again => continue,
+                    AfterTurn::Finishing => {}
+                    AfterTurn::Gone => {
+                        self.idle.send_replace(true);
+                        break;
+                    }
                 }
-                running.finishing = true;
             }
             self.emit_status(AgentStatus::Idle);
             let replay = {
                 let mut driver = lock(&self.driver);
-                let latched = driver
-                    .running
-                    .as_ref()
-                    .is_some_and(|running| running.wake_requested);
-                if latched && self.more_work() {
-                    if let Some(running) = driver.running.as_mut() {
-                        running.restart();
-                    }
-                    true
-                } else {
-                    if let Some(running) = driver.running.take() {
-                        driver.last_turn = running.turn;
-                    }
+                let replay = driver.finish(|| self.more_work());
+                if !replay {
                     self.idle.send_replace(true);
-                    false
                 }
+                replay
             };
             if !replay {
                 break;
@@ -528,9 +417,39 @@ impl Agent {
         lock(&self.inbox).has_pending() && !self.disposed.load(Ordering::SeqCst)
     }
 
-    /// Reads the running activity.
-    pub(crate) fn with_running<R>(&self, read: impl FnOnce(&mut Running) -> R) -> Option<R> {
-        lock(&self.driver).running.as_mut().map(read)
+    /// The turn the running activity runs next (see [`DriverState::next_turn`]).
+    pub(crate) fn next_turn(&self) -> Option<NextTurn> {
+        lock(&self.driver).next_turn()
+    }
+
+    /// Notes that the running activity logged `turn/start` of `turn`.
+    pub(crate) fn mark_turn(&self, turn: u64) {
+        lock(&self.driver).mark_turn(turn);
+    }
+
+    /// Notes that the running turn logged `step/start` of `step`.
+    pub(crate) fn mark_step(&self, step: u64) {
+        lock(&self.driver).mark_step(step);
+    }
+
+    /// The running activity's turn and step (zeros when none runs).
+    pub(crate) fn position(&self) -> (u64, u64) {
+        lock(&self.driver).position()
+    }
+
+    /// The loop's services and settings.
+    pub(crate) fn runtime(&self) -> &LoopRuntime {
+        &self.runtime
+    }
+
+    /// What this agent last logged about requests.
+    pub(crate) fn request_state(&self) -> MutexGuard<'_, RequestState> {
+        lock(&self.request)
+    }
+
+    /// What the model last saw of the runtime context.
+    pub(crate) fn retained(&self) -> MutexGuard<'_, Retained> {
+        lock(&self.runtime_context)
     }
 
     fn emit_status(&self, status: AgentStatus) {
@@ -557,10 +476,5 @@ impl Agent {
         if let Err(failure) = self.runtime.ctx.emit::<AgentErrorEvent>(&notice) {
             tracing::warn!(agent = %self.id, "agent/error listener failed: {failure}");
         }
-    }
-
-    /// This agent as an `Arc` (for event payloads).
-    pub(crate) fn arc(&self) -> Option<Arc<Self>> {
-        self.me.upgrade()
     }
 }

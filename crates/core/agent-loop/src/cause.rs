@@ -1,10 +1,13 @@
 //! Why an agent's work was cancelled, and the cancellation handle that remembers it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use dsh_kernel::sync::lock;
 use dsh_session::vocab::AbortCause;
 use tokio_util::sync::CancellationToken;
+
+use crate::error::TurnError;
 
 /// Why an agent's activity was cancelled (dsh's `AgentCancelCause`). The first cause given
 /// to one activity wins.
@@ -49,7 +52,7 @@ impl Abort {
     /// though the token has not fired yet. A cancel records first, then logs its inbox
     /// changes, then fires the token, so the driver cannot start work in between.
     pub(crate) fn request(&self, cause: CancelCause) {
-        let mut slot = self.cause.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = lock(&self.cause);
         if slot.is_none() {
             *slot = Some(cause);
         }
@@ -70,13 +73,22 @@ impl Abort {
         self.requested.load(Ordering::SeqCst) || self.token.is_cancelled()
     }
 
+    /// `Err(Aborted)` once the activity is cancelled.
+    pub(crate) fn check(&self) -> Result<(), TurnError> {
+        if self.is_aborted() {
+            Err(TurnError::Aborted)
+        } else {
+            Ok(())
+        }
+    }
+
     /// The cause, once cancelled. A token cancelled by someone else without a cause reads
     /// as [`CancelCause::Parent`].
     pub(crate) fn cause(&self) -> Option<CancelCause> {
         if !self.is_aborted() {
             return None;
         }
-        let slot = self.cause.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = lock(&self.cause);
         Some(slot.clone().unwrap_or(CancelCause::Parent))
     }
 }

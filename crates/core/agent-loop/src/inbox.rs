@@ -5,13 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use dsh_llm::Message;
+use dsh_protocol::kinds::AGENT_INBOX_SPLICED;
 use dsh_session::{LiveSession, SessionEvent, StoreError, SurfaceIntent};
 use serde_json::{Map, Value, json};
 
 use crate::options::InboxTarget;
-
-/// The session event type of an inbox change.
-pub const INBOX_SPLICED: &str = "agent/inbox/spliced";
 
 /// The two queues.
 #[derive(Debug, Default)]
@@ -43,7 +41,7 @@ impl Inbox {
     pub(crate) fn replay(events: &[Arc<SessionEvent>], seed_length: u64) -> Result<Self, String> {
         let mut inbox = Self::default();
         for event in events.iter().filter(|event| event.seq >= seed_length) {
-            if event.kind != INBOX_SPLICED {
+            if event.kind != AGENT_INBOX_SPLICED {
                 continue;
             }
             let invalid = |why: String| {
@@ -99,7 +97,11 @@ impl Inbox {
             canceled: cancelling && delete > 0,
         };
         self.validate(&splice).map_err(InboxError::Invalid)?;
-        session.append(INBOX_SPLICED, splice.to_json(), SurfaceIntent::default())?;
+        session.append(
+            AGENT_INBOX_SPLICED,
+            splice.to_json(),
+            SurfaceIntent::default(),
+        )?;
         let inserted = splice.inserted.clone();
         let removed = self.apply(splice);
         Ok(Spliced { removed, inserted })

@@ -13,7 +13,8 @@
 //!   `tool/result`; the turn ends with `turn/end` and its [`TurnEndReason`]. The model's messages
 //!   are derived from the log at every step: what the model saw is what was logged.
 //! - Events ([`events`]) let plugins rewrite or reject steps, choose the request config,
-//!   retry failed requests ([`LlmRetryPlugin`]), and keep a turn going.
+//!   retry failed requests ([`LlmRetryPlugin`], which records its waits through
+//!   [`SessionRetryRecorder`]), and keep a turn going.
 //! - Before each request and each tool call the loop flushes the session, so a crash loses
 //!   no completed step.
 //!
@@ -25,21 +26,29 @@
 mod agent;
 mod cause;
 mod default_model;
+mod driver_state;
 mod error;
 pub mod events;
 mod inbox;
 mod options;
 mod outcome;
 mod plugin;
+mod pre_step;
 mod registry;
+mod reply;
 mod request;
+mod request_state;
 mod retry;
+mod retry_recorder;
 mod runtime;
 mod runtime_context;
+mod splicing;
 mod step;
+mod step_ctx;
 mod summary;
 mod tool_calls;
 mod turn;
+mod turn_recovery;
 
 pub use agent::Agent;
 pub use cause::CancelCause;
@@ -48,7 +57,6 @@ pub use default_model::{
     ModelSelection,
 };
 pub use error::AgentError;
-pub use inbox::INBOX_SPLICED;
 pub use options::{AgentOptions, AgentStatus, InboxTarget, SessionStartSource};
 pub use outcome::{STEP_LIMIT, TurnEndReason};
 pub use plugin::{AgentLoopConfig, AgentLoopPlugin, ConfiguredAgent, PLUGIN_NAME};
@@ -56,6 +64,7 @@ pub use registry::{
     AGENT_LOOP, AGENTS, AgentRegistry, AgentSetup, CreateAgentOptions, ResumeAgentOptions,
 };
 pub use retry::{LlmRetryConfig, LlmRetryPlugin, RETRY_PLUGIN_NAME};
+pub use retry_recorder::SessionRetryRecorder;
 pub use runtime::LoopSettings;
 pub use summary::TurnSummary;
 

@@ -7,8 +7,9 @@
 //! included, rolls back what was published, so no orphan session or agent remains.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use dsh_kernel::sync::lock;
 use dsh_kernel::{BoxError, ServiceKey};
 use dsh_persistence::SESSION_PERSISTENCE;
 use dsh_session::{CreateOptions, LiveSession};
@@ -76,7 +77,7 @@ impl AgentRegistry {
     }
 
     fn live(&self) -> MutexGuard<'_, HashMap<String, Arc<Agent>>> {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.live)
     }
 
     /// Creates an agent on a new session.

@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Next, Plugin, ServiceName};
-use dsh_llm::retry::{
-    LLM_RETRY, LlmRetry, RetryRecord, RetryRecorder, RetryScope, SessionRecorder,
-};
+use dsh_llm::retry::{LlmRetry, RetryRecord, RetryRecorder, RetryScope};
 use dsh_llm::{LLM, RetryPolicy};
+use dsh_protocol::kinds::{LLM_RETRY, STEP_START, TURN_START};
 use dsh_session::LiveSession;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::events::{AgentRequestError, RequestErrorAction, RequestErrorArgs};
+use crate::retry_recorder::SessionRetryRecorder;
 
 /// The plugin's name in rows.
 pub const RETRY_PLUGIN_NAME: &str = "dsh-llm-retry";
@@ -58,7 +58,7 @@ impl Plugin for LlmRetryPlugin {
 }
 
 /// Plans, records and waits out one retry with `dsh-llm`'s retry pieces (the same rule
-/// [`dsh_llm::retry::Retrying`] applies).
+/// [`dsh_llm::retry_stream`] applies).
 async fn retry(
     args: RequestErrorArgs,
     next: Next<RequestErrorArgs, Outcome>,
@@ -85,7 +85,7 @@ async fn retry(
     if args.signal.is_cancelled() {
         return Ok(None);
     }
-    let recorder = SessionRecorder::new(session);
+    let recorder = SessionRetryRecorder::new(session);
     recorder.record(&RetryRecord::Retry(scheduled.clone()))?;
     if !scheduled.wait(&args.signal).await {
         return Ok(None);
@@ -104,7 +104,7 @@ fn chain_id(session: &LiveSession, scope: RetryScope, retry: u64) -> String {
                 log.events()
                     .iter()
                     .rev()
-                    .take_while(|event| event.kind != "step/start" && event.kind != "turn/start")
+                    .take_while(|event| event.kind != STEP_START && event.kind != TURN_START)
                     .find(|event| {
                         event.kind == LLM_RETRY
                             && event.data.get("turn").and_then(Value::as_u64) == Some(scope.turn)

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use dsh_llm::{ContentBlock, Message, MessageSource};
+use dsh_protocol::kinds::USER_MESSAGE;
 use dsh_session::SessionEvent;
 use dsh_system_prompt::{
     ContextSnapshotSection, RUNTIME_CONTEXT_CLEARED, RUNTIME_CONTEXT_PLUGIN, join_context_sections,
@@ -25,7 +26,7 @@ impl Retained {
         events
             .iter()
             .rev()
-            .filter(|event| event.kind == "user/message" && event.surface_op.is_some())
+            .filter(|event| event.kind == USER_MESSAGE && event.surface_op.is_some())
             .find_map(|event| snapshot_text(&event.data))
             .map_or(Self::Never, Self::Text)
     }
@@ -91,8 +92,6 @@ fn snapshot_text(data: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     fn section(name: &str, text: &str) -> ContextSnapshotSection {

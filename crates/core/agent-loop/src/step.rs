@@ -1,234 +1,137 @@
-//! One step: stream the model's reply into the log, assemble it, run its tool calls.
+//! One step: log its messages, send the model request (again, while `agent/request-error`
+//! says retry), log the reply, run its tool calls.
 
 use std::sync::Arc;
 
 use dsh_kernel::error_chain;
-use dsh_llm::{
-    BlockAssembler, ContentBlock, FinishReason, LlmFailure, Message, MessageSource, StreamChunk,
-};
+use dsh_llm::{FinishReason, Message, ToolSchema};
+use dsh_protocol::kinds::USER_MESSAGE;
 use dsh_session::SurfaceIntent;
 use dsh_system_prompt::{PromptAssembly, render_prompt};
-use futures_util::StreamExt;
-use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
-use crate::agent::Agent;
-use crate::cause::Abort;
 use crate::error::TurnError;
 use crate::events::{AgentRequestError, RequestErrorAction, RequestErrorArgs};
 use crate::outcome::TurnEndReason;
-use crate::request::BuiltRequest;
-use crate::tool_calls::PlannedCall;
-use crate::turn::check;
+use crate::reply::Reply;
+use crate::request::{self, BuiltRequest};
+use crate::step_ctx::StepCtx;
+use crate::tool_calls::{self, PlannedCall};
 
-impl Agent {
-    /// Runs one step. `Ok(Some(end))` ends the turn (`completed`, `max-tokens`); `Ok(None)`
-    /// means tools ran and the model should see their results in another step.
-    pub(crate) async fn step(
-        self: &Arc<Self>,
-        turn: u64,
-        step: u64,
-        assembly: &PromptAssembly,
-        abort: &Abort,
-    ) -> Result<Option<TurnEndReason>, TurnError> {
-        check(abort)?;
-        let system =
-            render_prompt(assembly).map_err(|error| TurnError::unknown(error.to_string()))?;
-        let mut retries = 0;
-        loop {
-            self.runtime.checkpoint(self.id()).await;
-            let BuiltRequest { options, prepared } = self
-                .build_request(turn, step, &assembly.tools, &system, abort)
-                .await?;
-            let provider = options.provider.clone();
-            let model = options.model.clone();
-            let stream = match &prepared {
-                Some(prepared) => prepared.stream(options).map_err(TurnError::Failed)?,
-                None => self.runtime.llm.stream(options),
-            };
-            let mut assembler = BlockAssembler::new();
-            let mut chunk_seqs = Vec::new();
-            let streamed = self
-                .log_stream(turn, step, stream, abort, &mut assembler, &mut chunk_seqs)
-                .await;
-            if let Err(TurnError::Failed(failure)) = streamed {
-                return Err(TurnError::Failed(failure));
-            }
-            if abort.is_aborted() {
-                self.keep_interrupted(turn, step, &provider, &model, &assembler, chunk_seqs)?;
-                return Err(TurnError::Aborted);
-            }
-            let failure = match assembler.finish() {
-                FinishReason::Error { failure } | FinishReason::Aborted { failure } => {
-                    Some(failure)
-                }
-                _ => None,
-            };
-            if let Some(failure) = failure {
-                let retry_policy = prepared.as_ref().map(|call| call.retry_policy().clone());
-                let action = self
-                    .request_error(
-                        turn,
-                        step,
-                        provider,
-                        failure.clone(),
-                        retry_policy,
-                        retries,
-                        abort,
-                    )
-                    .await?;
-                check(abort)?;
-                match action {
-                    Some(RequestErrorAction::Retry) => {
-                        retries += 1;
-                        continue;
-                    }
-                    None => return Err(TurnError::Failed(failure)),
-                }
-            }
-            let message = assembler
-                .model_message(&provider, &model)
-                .map_err(|error| TurnError::unknown(error.to_string()))?;
-            self.log_assistant(turn, step, &message, &assembler, chunk_seqs, false)?;
-            if matches!(assembler.finish(), FinishReason::MaxTokens) {
-                return Ok(Some(TurnEndReason::MaxTokens));
-            }
-            let calls: Vec<PlannedCall> = message
-                .content
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    } => Some(PlannedCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        arguments: arguments.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect();
-            if calls.is_empty() {
-                return Ok(Some(TurnEndReason::Completed));
-            }
-            self.execute_tool_calls(turn, step, calls, abort).await?;
-            return Ok(None);
-        }
+/// Logs the step's `messages`, then runs it with the prompt `assembly`. `Ok(Some(end))` ends
+/// the turn (`completed`, `max-tokens`); `Ok(None)` means tools ran and the model should see
+/// their results in another step.
+pub(crate) async fn run(
+    ctx: &StepCtx,
+    messages: Vec<Message>,
+    assembly: &PromptAssembly,
+) -> Result<Option<TurnEndReason>, TurnError> {
+    for message in messages {
+        let data = serde_json::to_value(&message)
+            .map_err(|error| TurnError::unknown(format!("a step message is not JSON: {error}")))?;
+        ctx.session()
+            .append(USER_MESSAGE, data, SurfaceIntent::append())?;
+        ctx.agent.retained().observe(&message);
     }
-
-    /// Logs each chunk as `assistant/chunk` and folds it. `Err` when the activity was
-    /// cancelled first (the chunk that raced the cancellation is not logged).
-    async fn log_stream(
-        &self,
-        turn: u64,
-        step: u64,
-        mut stream: dsh_llm::ChunkStream,
-        abort: &Abort,
-        assembler: &mut BlockAssembler,
-        chunk_seqs: &mut Vec<u64>,
-    ) -> Result<(), TurnError> {
-        loop {
-            let next = tokio::select! {
-                biased;
-                () = abort.token().cancelled() => return Err(TurnError::Aborted),
-                chunk = stream.next() => chunk,
-            };
-            let Some(chunk) = next else {
-                return Ok(());
-            };
-            check(abort)?;
-            let data = chunk_data(turn, step, &chunk)?;
-            let event = self
-                .session()
-                .append("assistant/chunk", data, SurfaceIntent::default())?;
-            chunk_seqs.push(event.seq);
-            assembler.push(&chunk);
+    ctx.check()?;
+    let system = render_prompt(assembly).map_err(|error| TurnError::unknown(error.to_string()))?;
+    let mut retries = 0;
+    let answer = loop {
+        let span = tracing::debug_span!(
+            "request",
+            session_id = %ctx.agent.id(),
+            attempt = retries + 1,
+        );
+        match attempt(ctx, &assembly.tools, &system, retries)
+            .instrument(span)
+            .await?
+        {
+            Attempt::Retry => retries += 1,
+            Attempt::Answered(answer) => break *answer,
         }
+    };
+    let Answer {
+        reply,
+        provider,
+        model,
+    } = answer;
+    let message = reply.message(&provider, &model)?;
+    let cut_off = matches!(reply.finish(), FinishReason::MaxTokens);
+    reply.log(ctx, &message)?;
+    if cut_off {
+        return Ok(Some(TurnEndReason::MaxTokens));
     }
-
-    /// On cancellation, keeps the visible prefix of the reply (text and reasoning) as an
-    /// interrupted assistant message; tool calls are dropped.
-    fn keep_interrupted(
-        &self,
-        turn: u64,
-        step: u64,
-        provider: &str,
-        model: &str,
-        assembler: &BlockAssembler,
-        chunk_seqs: Vec<u64>,
-    ) -> Result<(), TurnError> {
-        let content = assembler.interrupted_blocks();
-        if content.is_empty() {
-            return Ok(());
-        }
-        let message = Message::assistant(content, MessageSource::model(provider, model));
-        self.log_assistant(turn, step, &message, assembler, chunk_seqs, true)
+    let calls = PlannedCall::of(&message);
+    if calls.is_empty() {
+        return Ok(Some(TurnEndReason::Completed));
     }
+    tool_calls::execute(ctx, calls).await?;
+    Ok(None)
+}
 
-    fn log_assistant(
-        &self,
-        turn: u64,
-        step: u64,
-        message: &Message,
-        assembler: &BlockAssembler,
-        chunk_seqs: Vec<u64>,
-        interrupted: bool,
-    ) -> Result<(), TurnError> {
-        let mut data = Map::new();
-        data.insert("turn".into(), json!(turn));
-        data.insert("step".into(), json!(step));
-        data.insert("message".into(), to_json(message)?);
-        if interrupted {
-            data.insert("interrupted".into(), json!(true));
-        }
-        if let Some(usage) = assembler.usage() {
-            data.insert("usage".into(), to_json(&usage)?);
-        }
-        self.session().append(
-            "assistant/message",
-            Value::Object(data),
-            SurfaceIntent::append_from(chunk_seqs),
-        )?;
-        Ok(())
+/// A reply the model finished, with the route that gave it.
+struct Answer {
+    reply: Reply,
+    provider: String,
+    model: String,
+}
+
+/// What one attempt of the step's request came to.
+enum Attempt {
+    /// The model answered (its reply is logged chunk by chunk, not yet as a message).
+    Answered(Box<Answer>),
+    /// The attempt failed and `agent/request-error` asked for another.
+    Retry,
+}
+
+/// Sends the step's request once (after a checkpoint flush), streams the reply into the
+/// log, and on a failed finish asks `agent/request-error` whether to retry (`retries` were
+/// made so far).
+async fn attempt(
+    ctx: &StepCtx,
+    tools: &[ToolSchema],
+    system: &str,
+    retries: u64,
+) -> Result<Attempt, TurnError> {
+    ctx.runtime().checkpoint(ctx.agent.id()).await;
+    let BuiltRequest { options, prepared } = request::build(ctx, tools, system).await?;
+    let provider = options.provider.clone();
+    let model = options.model.clone();
+    let stream = match &prepared {
+        Some(prepared) => prepared.stream(options).map_err(TurnError::Failed)?,
+        None => ctx.runtime().llm.stream(options),
+    };
+    let reply = Reply::stream(ctx, stream).await?;
+    if ctx.abort.is_aborted() {
+        reply.keep_interrupted(ctx, &provider, &model)?;
+        return Err(TurnError::Aborted);
     }
-
-    #[allow(clippy::too_many_arguments)] // the waterfall's payload, field by field
-    async fn request_error(
-        self: &Arc<Self>,
-        turn: u64,
-        step: u64,
-        provider: String,
-        failure: LlmFailure,
-        retry_policy: Option<dsh_llm::RetryPolicy>,
-        retries: u64,
-        abort: &Abort,
-    ) -> Result<Option<RequestErrorAction>, TurnError> {
-        let Some(agent) = self.arc() else {
-            return Err(TurnError::Aborted);
-        };
-        let args = RequestErrorArgs {
-            agent,
-            turn,
-            step,
+    let Some(failure) = reply.failure() else {
+        return Ok(Attempt::Answered(Box::new(Answer {
+            reply,
             provider,
-            failure,
-            retry_policy,
-            retries,
-            signal: abort.token().clone(),
-        };
-        self.runtime
-            .ctx
-            .waterfall::<AgentRequestError, _, _>(args, |_| async { Ok(None) })
-            .await
-            .map_err(|error| TurnError::unknown(error_chain(error.as_ref())))
+            model,
+        })));
+    };
+    let args = RequestErrorArgs {
+        agent: Arc::clone(&ctx.agent),
+        turn: ctx.turn,
+        step: ctx.step,
+        provider,
+        failure: failure.clone(),
+        retry_policy: prepared.as_ref().map(|call| call.retry_policy().clone()),
+        retries,
+        signal: ctx.signal().clone(),
+    };
+    let action = ctx
+        .runtime()
+        .ctx
+        .waterfall::<AgentRequestError, _, _>(args, |_| async { Ok(None) })
+        .await
+        .map_err(|error| TurnError::unknown(error_chain(error.as_ref())))?;
+    ctx.check()?;
+    match action {
+        Some(RequestErrorAction::Retry) => Ok(Attempt::Retry),
+        None => Err(TurnError::Failed(failure)),
     }
-}
-
-fn chunk_data(turn: u64, step: u64, chunk: &StreamChunk) -> Result<Value, TurnError> {
-    Ok(json!({"turn": turn, "step": step, "chunk": to_json(chunk)?}))
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, TurnError> {
-    serde_json::to_value(value)
-        .map_err(|error| TurnError::unknown(format!("a model event is not JSON: {error}")))
 }

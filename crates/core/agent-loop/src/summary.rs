@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use dsh_protocol::kinds::{ASSISTANT_MESSAGE, STEP_START, TURN_END, TURN_START};
 use dsh_session::SessionEvent;
 use serde_json::{Map, Value, json};
 
@@ -26,11 +27,11 @@ impl TurnSummary {
         let mut started = false;
         for event in events.iter().filter(|event| event.seq >= first_seq) {
             match event.kind.as_ref() {
-                "turn/start" => started = true,
+                TURN_START => started = true,
                 _ if !started => {}
-                "step/start" => summary.steps += 1,
-                "assistant/message" => summary.add_message(&event.data),
-                "turn/end" => summary.reason = event.data.get("reason").cloned(),
+                STEP_START => summary.steps += 1,
+                ASSISTANT_MESSAGE => summary.add_message(&event.data),
+                TURN_END => summary.reason = event.data.get("reason").cloned(),
                 _ => {}
             }
         }

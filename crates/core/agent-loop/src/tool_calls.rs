@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use dsh_llm::{ContentBlock, Message};
+use dsh_protocol::kinds::{TOOL_CALL, TOOL_RESULT};
 use dsh_session::SurfaceIntent;
 use dsh_tools::{
     ExecutionMode, StagedToolCall, ToolCaller, ToolError, ToolExecutionInput, ToolExecutionResult,
@@ -19,10 +20,10 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
+use tracing::{Instrument, Span};
 
-use crate::agent::Agent;
-use crate::cause::Abort;
 use crate::error::TurnError;
+use crate::step_ctx::StepCtx;
 
 /// A tool call of the assistant message.
 #[derive(Debug, Clone)]
@@ -31,6 +32,28 @@ pub(crate) struct PlannedCall {
     pub(crate) name: String,
     /// The raw argument text.
     pub(crate) arguments: String,
+}
+
+impl PlannedCall {
+    /// The tool calls of an assistant message, in model order.
+    pub(crate) fn of(message: &Message) -> Vec<Self> {
+        message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => Some(Self {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// dsh's argument parsing: empty text is `{}`, text that is not JSON is passed as a string.
@@ -43,219 +66,47 @@ pub(crate) fn parse_arguments(raw: &str) -> Value {
 
 type Dispatch = JoinHandle<(usize, StagedToolCall)>;
 
-impl Agent {
-    /// Runs `calls` and logs their results. Returns once every started call committed;
-    /// the caller sees a cancellation through the activity's signal.
-    pub(crate) async fn execute_tool_calls(
-        self: &Arc<Self>,
-        turn: u64,
-        step: u64,
-        calls: Vec<PlannedCall>,
-        abort: &Abort,
-    ) -> Result<(), TurnError> {
-        let planned: Vec<Planned> = calls
-            .into_iter()
-            .map(|call| {
-                let input = self.input(&call, abort);
-                Planned { call, input }
-            })
-            .collect();
-        let mut rest: &[Planned] = &planned;
-        while let Some(first) = rest.first() {
-            let parallel =
-                self.runtime.tools.execution_mode(&first.input) == ExecutionMode::Parallel;
-            let (group, after) = rest.split_at(if parallel { rest.len() } else { 1 });
-            let outcome = self.run_group(turn, step, group, parallel, abort).await?;
-            let (_, unstarted) = group.split_at(outcome.started.min(group.len()));
-            if outcome.aborted {
-                for skipped in unstarted.iter().chain(after) {
-                    self.log_skipped(turn, step, &skipped.call)?;
-                }
-                return Ok(());
-            }
-            // A parallel run stops at the first call that is no longer parallel-safe; the
-            // calls after it form the next groups.
-            rest = if parallel { unstarted } else { after };
-        }
-        Ok(())
-    }
-
-    fn input(&self, call: &PlannedCall, abort: &Abort) -> ToolExecutionInput {
-        ToolExecutionInput::new(
-            call.id.clone(),
-            call.name.clone(),
-            parse_arguments(&call.arguments),
-            abort.token().clone(),
-        )
-        .with_caller(ToolCaller {
-            session_id: Some(self.id().to_owned()),
-            session_header: Some(self.session().header()),
+/// Runs `calls` and logs their results. Returns once every started call committed; the
+/// caller sees a cancellation through the activity's signal.
+pub(crate) async fn execute(ctx: &StepCtx, calls: Vec<PlannedCall>) -> Result<(), TurnError> {
+    let planned: Vec<Planned> = calls
+        .into_iter()
+        .map(|call| {
+            let input = input(ctx, &call);
+            Planned { call, input }
         })
-    }
-
-    /// Runs one exclusive call, or a pool of parallel-safe calls, committing results in
-    /// model order. Started calls always drain, even after a failure or a cancellation.
-    async fn run_group(
-        self: &Arc<Self>,
-        turn: u64,
-        step: u64,
-        group: &[Planned],
-        parallel: bool,
-        abort: &Abort,
-    ) -> Result<GroupOutcome, TurnError> {
-        let limit = self.runtime.settings.max_parallel_tool_calls.max(1);
-        let mut slots: Vec<Slot> = group.iter().map(|_| Slot::default()).collect();
-        let mut in_flight: FuturesUnordered<Dispatch> = FuturesUnordered::new();
-        let mut started = 0;
-        let mut committed = 0;
-        let mut aborted = abort.is_aborted();
-        let mut failure: Option<TurnError> = None;
-        loop {
-            // Start calls while the pool has room, in model order.
-            while failure.is_none() && !aborted && in_flight.len() < limit {
-                let Some(next) = group.get(started) else {
-                    break;
-                };
-                if started > 0
-                    && parallel
-                    && self.runtime.tools.execution_mode(&next.input) != ExecutionMode::Parallel
-                {
-                    break;
-                }
-                let seq = match self.log_call(turn, step, &next.call) {
-                    Ok(seq) => seq,
-                    Err(error) => {
-                        failure = Some(error);
-                        break;
-                    }
-                };
-                self.runtime.checkpoint(self.id()).await;
-                let staged = self.runtime.tools.prepare_call(next.input.clone()).await;
-                if let Some(slot) = slots.get_mut(started) {
-                    slot.call_seq = seq;
-                    if staged.needs_dispatch() {
-                        let tools = Arc::clone(&self.runtime.tools);
-                        let index = started;
-                        in_flight.push(tokio::spawn(async move {
-                            (index, tools.dispatch_call(staged).await)
-                        }));
-                    } else {
-                        slot.ready = Some(staged);
-                    }
-                }
-                started += 1;
-                if let Err(error) = self
-                    .commit_ready(turn, step, group, &mut slots, &mut committed)
-                    .await
-                {
-                    failure = Some(error);
-                }
-                aborted |= abort.is_aborted();
+        .collect();
+    let tools = &ctx.runtime().tools;
+    let mut rest: &[Planned] = &planned;
+    while let Some(first) = rest.first() {
+        let parallel = tools.execution_mode(&first.input) == ExecutionMode::Parallel;
+        let (group, after) = rest.split_at(if parallel { rest.len() } else { 1 });
+        let outcome = Group::new(ctx, group, parallel).run().await?;
+        let (_, unstarted) = group.split_at(outcome.started.min(group.len()));
+        if outcome.aborted {
+            for skipped in unstarted.iter().chain(after) {
+                log_skipped(ctx, &skipped.call)?;
             }
-            let Some(done) = in_flight.next().await else {
-                break;
-            };
-            match done {
-                Ok((index, staged)) => {
-                    if let Some(slot) = slots.get_mut(index) {
-                        slot.ready = Some(staged);
-                    }
-                }
-                Err(join) => {
-                    failure.get_or_insert_with(|| {
-                        TurnError::unknown(format!("a tool call failed to run: {join}"))
-                    });
-                }
-            }
-            if failure.is_none()
-                && let Err(error) = self
-                    .commit_ready(turn, step, group, &mut slots, &mut committed)
-                    .await
-            {
-                failure = Some(error);
-            }
-            aborted |= abort.is_aborted();
+            return Ok(());
         }
-        match failure {
-            Some(error) => Err(error),
-            None => Ok(GroupOutcome { started, aborted }),
-        }
+        // A parallel run stops at the first call that is no longer parallel-safe; the
+        // calls after it form the next groups.
+        rest = if parallel { unstarted } else { after };
     }
+    Ok(())
+}
 
-    /// Commits the contiguous finished calls after the last committed one.
-    async fn commit_ready(
-        &self,
-        turn: u64,
-        step: u64,
-        group: &[Planned],
-        slots: &mut [Slot],
-        committed: &mut usize,
-    ) -> Result<(), TurnError> {
-        while let (Some(slot), Some(planned)) = (slots.get_mut(*committed), group.get(*committed)) {
-            let Some(staged) = slot.ready.take() else {
-                break;
-            };
-            let result = self.runtime.tools.finalize_call(staged).await;
-            self.log_result(turn, step, &planned.call, &result, slot.call_seq)?;
-            *committed += 1;
-        }
-        Ok(())
-    }
-
-    fn log_call(&self, turn: u64, step: u64, call: &PlannedCall) -> Result<u64, TurnError> {
-        let data = json!({
-            "turn": turn,
-            "step": step,
-            "callId": call.id,
-            "name": call.name,
-            "arguments": call.arguments,
-        });
-        Ok(self
-            .session()
-            .append("tool/call", data, SurfaceIntent::default())?
-            .seq)
-    }
-
-    fn log_result(
-        &self,
-        turn: u64,
-        step: u64,
-        call: &PlannedCall,
-        result: &ToolExecutionResult,
-        call_seq: u64,
-    ) -> Result<(), TurnError> {
-        let content = result
-            .content
-            .iter()
-            .cloned()
-            .map(ContentBlock::from)
-            .collect();
-        let message = Message::tool_result(&call.id, content, result.is_error);
-        let mut data = Map::new();
-        data.insert("turn".into(), json!(turn));
-        data.insert("step".into(), json!(step));
-        data.insert("message".into(), json!(message));
-        if let Some(info) = result.error.as_ref().and_then(|error| error.info.as_ref()) {
-            data.insert("error".into(), json!(info));
-        }
-        if let Some(meta) = &result.meta {
-            data.insert("meta".into(), meta.clone());
-        }
-        self.session().append(
-            "tool/result",
-            Value::Object(data),
-            SurfaceIntent::append_from(vec![call_seq]),
-        )?;
-        Ok(())
-    }
-
-    /// A call never started because the step was cancelled: its `tool/call` and a synthetic
-    /// result.
-    fn log_skipped(&self, turn: u64, step: u64, call: &PlannedCall) -> Result<(), TurnError> {
-        let seq = self.log_call(turn, step, call)?;
-        let result = ToolExecutionResult::from_error(&ToolError::aborted_before_dispatch());
-        self.log_result(turn, step, call, &result, seq)
-    }
+fn input(ctx: &StepCtx, call: &PlannedCall) -> ToolExecutionInput {
+    ToolExecutionInput::new(
+        call.id.clone(),
+        call.name.clone(),
+        parse_arguments(&call.arguments),
+        ctx.signal().clone(),
+    )
+    .with_caller(ToolCaller {
+        session_id: Some(ctx.agent.id().to_owned()),
+        session_header: Some(ctx.session().header()),
+    })
 }
 
 /// A call with its pipeline input.
@@ -264,18 +115,222 @@ struct Planned {
     input: ToolExecutionInput,
 }
 
-/// One call's place in a group: its `tool/call` seq and, once finished, the staged call
-/// waiting for its in-order commit.
+/// One call's place in a group: its `tool/call` seq, its span, and, once finished, the
+/// staged call waiting for its in-order commit.
 #[derive(Default)]
 struct Slot {
     call_seq: u64,
+    span: Option<Span>,
     ready: Option<StagedToolCall>,
 }
 
+/// How far a group got.
 struct GroupOutcome {
     /// Calls started (a prefix of the group).
     started: usize,
     aborted: bool,
+}
+
+/// One exclusive call, or a pool of parallel-safe calls, being run.
+struct Group<'a> {
+    ctx: &'a StepCtx,
+    calls: &'a [Planned],
+    parallel: bool,
+    slots: Vec<Slot>,
+    in_flight: FuturesUnordered<Dispatch>,
+    started: usize,
+    committed: usize,
+    aborted: bool,
+    failure: Option<TurnError>,
+}
+
+impl<'a> Group<'a> {
+    fn new(ctx: &'a StepCtx, calls: &'a [Planned], parallel: bool) -> Self {
+        Self {
+            ctx,
+            calls,
+            parallel,
+            slots: calls.iter().map(|_| Slot::default()).collect(),
+            in_flight: FuturesUnordered::new(),
+            started: 0,
+            committed: 0,
+            aborted: ctx.abort.is_aborted(),
+            failure: None,
+        }
+    }
+
+    /// Runs the group, committing results in model order. Started calls always drain, even
+    /// after a failure or a cancellation.
+    async fn run(mut self) -> Result<GroupOutcome, TurnError> {
+        let limit = self.ctx.runtime().settings.max_parallel_tool_calls.max(1);
+        loop {
+            // Start calls while the pool has room, in model order.
+            while self.failure.is_none() && !self.aborted && self.in_flight.len() < limit {
+                if !self.start_next().await {
+                    break;
+                }
+            }
+            let Some(done) = self.in_flight.next().await else {
+                break;
+            };
+            match done {
+                Ok((index, staged)) => {
+                    if let Some(slot) = self.slots.get_mut(index) {
+                        slot.ready = Some(staged);
+                    }
+                }
+                Err(join) => {
+                    self.failure.get_or_insert_with(|| {
+                        TurnError::unknown(format!("a tool call failed to run: {join}"))
+                    });
+                }
+            }
+            if self.failure.is_none()
+                && let Err(error) = self.commit_ready().await
+            {
+                self.failure = Some(error);
+            }
+            self.aborted |= self.ctx.abort.is_aborted();
+        }
+        match self.failure {
+            Some(error) => Err(error),
+            None => Ok(GroupOutcome {
+                started: self.started,
+                aborted: self.aborted,
+            }),
+        }
+    }
+
+    /// Starts the next call: logs `tool/call`, runs its policy stage, and dispatches its
+    /// body (or keeps the staged result when nothing is left to run). `false` when no call
+    /// may start now.
+    async fn start_next(&mut self) -> bool {
+        let (ctx, calls) = (self.ctx, self.calls);
+        let Some(next) = calls.get(self.started) else {
+            return false;
+        };
+        let tools = &ctx.runtime().tools;
+        if self.started > 0
+            && self.parallel
+            && tools.execution_mode(&next.input) != ExecutionMode::Parallel
+        {
+            return false;
+        }
+        let span = tracing::debug_span!(
+            "tool_call",
+            session_id = %ctx.agent.id(),
+            call_id = %next.call.id,
+            tool = %next.call.name,
+        );
+        let seq = match span.in_scope(|| log_call(ctx, &next.call)) {
+            Ok(seq) => seq,
+            Err(error) => {
+                self.failure = Some(error);
+                return false;
+            }
+        };
+        let staged = async {
+            ctx.runtime().checkpoint(ctx.agent.id()).await;
+            tools.prepare_call(next.input.clone()).await
+        }
+        .instrument(span.clone())
+        .await;
+        let index = self.started;
+        if let Some(slot) = self.slots.get_mut(index) {
+            slot.call_seq = seq;
+            if staged.needs_dispatch() {
+                let tools = Arc::clone(tools);
+                let body = async move { (index, tools.dispatch_call(staged).await) };
+                self.in_flight
+                    .push(tokio::spawn(body.instrument(span.clone())));
+            } else {
+                slot.ready = Some(staged);
+            }
+            slot.span = Some(span);
+        }
+        self.started += 1;
+        if let Err(error) = self.commit_ready().await {
+            self.failure = Some(error);
+        }
+        self.aborted |= ctx.abort.is_aborted();
+        true
+    }
+
+    /// Commits the contiguous finished calls after the last committed one.
+    async fn commit_ready(&mut self) -> Result<(), TurnError> {
+        let (ctx, calls) = (self.ctx, self.calls);
+        while let (Some(slot), Some(planned)) = (
+            self.slots.get_mut(self.committed),
+            calls.get(self.committed),
+        ) {
+            let Some(staged) = slot.ready.take() else {
+                break;
+            };
+            let span = slot.span.take().unwrap_or_else(Span::none);
+            let call_seq = slot.call_seq;
+            async {
+                let result = ctx.runtime().tools.finalize_call(staged).await;
+                log_result(ctx, &planned.call, &result, call_seq)
+            }
+            .instrument(span)
+            .await?;
+            self.committed += 1;
+        }
+        Ok(())
+    }
+}
+
+fn log_call(ctx: &StepCtx, call: &PlannedCall) -> Result<u64, TurnError> {
+    let data = json!({
+        "turn": ctx.turn,
+        "step": ctx.step,
+        "callId": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+    });
+    Ok(ctx
+        .session()
+        .append(TOOL_CALL, data, SurfaceIntent::default())?
+        .seq)
+}
+
+fn log_result(
+    ctx: &StepCtx,
+    call: &PlannedCall,
+    result: &ToolExecutionResult,
+    call_seq: u64,
+) -> Result<(), TurnError> {
+    let content = result
+        .content
+        .iter()
+        .cloned()
+        .map(ContentBlock::from)
+        .collect();
+    let message = Message::tool_result(&call.id, content, result.is_error);
+    let mut data = Map::new();
+    data.insert("turn".into(), json!(ctx.turn));
+    data.insert("step".into(), json!(ctx.step));
+    data.insert("message".into(), json!(message));
+    if let Some(info) = result.error.as_ref().and_then(|error| error.info.as_ref()) {
+        data.insert("error".into(), json!(info));
+    }
+    if let Some(meta) = &result.meta {
+        data.insert("meta".into(), meta.clone());
+    }
+    ctx.session().append(
+        TOOL_RESULT,
+        Value::Object(data),
+        SurfaceIntent::append_from(vec![call_seq]),
+    )?;
+    Ok(())
+}
+
+/// A call never started because the step was cancelled: its `tool/call` and a synthetic
+/// result.
+fn log_skipped(ctx: &StepCtx, call: &PlannedCall) -> Result<(), TurnError> {
+    let seq = log_call(ctx, call)?;
+    let result = ToolExecutionResult::from_error(&ToolError::aborted_before_dispatch());
+    log_result(ctx, call, &result, seq)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use dsh_kernel::Kernel;
 use dsh_kernel::KernelError;
 use dsh_kernel::Mount;
 use dsh_kernel::Plugin;
+use tracing::Instrument;
 
 use crate::compose::Composition;
 use crate::expr::Expression;
@@ -145,18 +146,23 @@ pub async fn boot(
     registry: &Registry,
     launch: Arc<LaunchEnv>,
 ) -> Result<BootedTree, BootError> {
-    let plans = plan_rows(composition.rows(), registry, &launch)?;
-    let root = kernel.root();
-    let mut rows = Vec::with_capacity(plans.len());
-    for plan in plans {
-        let members = plan.members().map(<[RowPlan]>::to_vec);
-        let fiber = mount_row(&root, plan, &launch)?;
-        rows.push(MountedRow { fiber, members });
+    let span = tracing::debug_span!("boot", rows = composition.rows().len());
+    async {
+        let plans = plan_rows(composition.rows(), registry, &launch)?;
+        let root = kernel.root();
+        let mut rows = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let members = plan.members().map(<[RowPlan]>::to_vec);
+            let fiber = mount_row(&root, plan, &launch)?;
+            rows.push(MountedRow { fiber, members });
+        }
+        kernel.settle().await;
+        let tree = BootedTree { rows };
+        kernel.audit(&tree.fibers(kernel))?;
+        Ok(tree)
     }
-    kernel.settle().await;
-    let tree = BootedTree { rows };
-    kernel.audit(&tree.fibers(kernel))?;
-    Ok(tree)
+    .instrument(span)
+    .await
 }
 
 /// A row checked and ready to mount.

@@ -17,6 +17,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use dsh_kernel::sync::lock;
 use dsh_kernel::{BoxError, Context, Disposer, Plugin, ServiceKey, ServiceName};
+use dsh_protocol::kinds::{
+    APPROVAL_ASKED, APPROVAL_DECIDED, APPROVAL_POLICY, TURN_END, TURN_START,
+};
 use dsh_session::{LiveSession, SESSIONS, SessionStore, SurfaceIntent};
 use futures_util::future::{BoxFuture, Either, select};
 use serde::Deserialize;
@@ -129,7 +132,7 @@ impl UserApproval {
             log.events()
                 .iter()
                 .rev()
-                .find(|event| event.kind == "approval/policy")
+                .find(|event| event.kind == APPROVAL_POLICY)
                 .and_then(|event| event.data.get("policy"))
                 .and_then(|policy| ApprovalPolicy::deserialize(policy).ok())
                 .unwrap_or(self.policy)
@@ -150,8 +153,8 @@ fn has_open_turn(session: &LiveSession) -> bool {
             .iter()
             .rev()
             .find_map(|event| match &*event.kind {
-                "turn/start" => Some(true),
-                "turn/end" => Some(false),
+                TURN_START => Some(true),
+                TURN_END => Some(false),
                 _ => None,
             })
             .unwrap_or(false)
@@ -205,7 +208,7 @@ impl ApprovalService for UserApproval {
                 .map(|answerer| answerer.ask(question))
                 .ok_or(ApprovalOutcome::Unavailable),
         };
-        audit(&session, "approval/asked", asked)?;
+        audit(&session, APPROVAL_ASKED, asked)?;
         let outcome = match pending {
             Err(outcome) => outcome,
             Ok(answer) => match select(answer, Box::pin(request.signal.cancelled())).await {
@@ -215,7 +218,7 @@ impl ApprovalService for UserApproval {
         };
         audit(
             &session,
-            "approval/decided",
+            APPROVAL_DECIDED,
             json!({"id": id, "outcome": outcome.as_str()}),
         )?;
         Ok(outcome)

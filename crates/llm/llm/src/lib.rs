@@ -6,7 +6,7 @@
 //!   JSON is dsh's, byte for byte: a chunk read from a dsh session log prints back the same
 //!   (with [`dsh_protocol::json::to_js_string`]), and a message is written with its keys in
 //!   the order dsh's constructors produce. The message and stream types are defined in
-//!   `dsh-session` ([`dsh_protocol::model`]), whose typed log views use them too.
+//!   `dsh-protocol` ([`dsh_protocol::model`]), whose types the session log's views use too.
 //! - The seam: an [`LlmAdapter`] streams one provider attempt; the [`LlmRuntime`] service
 //!   ([`LLM`], `llm`) routes providers to adapters ([`LlmRuntime::register_adapter`]), runs
 //!   the `llm/stream` waterfall ([`LlmStreamEvent`]) around them, turns every adapter
@@ -14,8 +14,9 @@
 //!   ([`LlmRuntime::stream`]); [`LlmRuntime::prepare_call`] pins a registration and fills
 //!   the model's defaults.
 //! - [`BlockAssembler`] folds chunks into blocks and the assistant message.
-//! - [`retry`]: provider retry policies, the pure delay rule, and [`Retrying`], which retries
-//!   a request and records `llm/retry` / `llm/retry-started`.
+//! - [`retry`]: provider retry policies, the pure delay rule, the `llm/retry` /
+//!   `llm/retry-started` records with the [`RetryRecorder`] that keeps them, and
+//!   [`retry_stream`], which retries a request outside a turn.
 //! - For adapters: [`user_agent`] (the `User-Agent` every provider request sends) and
 //!   [`usable_api_key`] (`INVALID_CREDENTIAL` for a blank or unprintable key).
 //! - [`LlmPlugin`]: the `dsh-llm` plugin providing the runtime.
@@ -84,8 +85,7 @@ pub use model::{ModelInfo, ProviderInfo, ReasoningEffort, ReasoningInfo};
 pub use options::{AdapterDefaults, GenerateOptions, LlmCallConfig, Purpose};
 pub use plugin::{LlmConfig, LlmPlugin, PLUGIN_NAME};
 pub use retry::{
-    RetryItem, RetryPolicy, RetryRecord, RetryRecorder, RetryScope, Retrying, SessionRecorder,
-    next_delay, retry_stream,
+    RetryItem, RetryPolicy, RetryRecord, RetryRecorder, RetryScope, next_delay, retry_stream,
 };
 pub use runtime::{LLM, LlmRuntime, PreparedCall};
 pub use tokio_util::sync::CancellationToken;

@@ -146,8 +146,6 @@ pub struct AdapterDefaults {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     #[test]

@@ -7,6 +7,7 @@ mod parallel;
 mod props;
 mod races;
 mod resume;
+mod retry_recorder;
 mod steering;
 mod support;
 mod tools;

@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_kernel::{BoxError, Kernel};
-use dsh_llm::{LLM, LlmPlugin, RetryItem, RetryRecord, RetryScope, Retrying, StreamChunk};
+use dsh_llm::{LLM, LlmPlugin, RetryItem, RetryRecord, RetryScope, StreamChunk, retry_stream};
 use dsh_llm_deepseek::{DeepSeekConfig, DeepSeekPlugin, PROVIDER};
 use dsh_test_support::fake_deepseek::{FakeDeepSeek, Reply};
 use dsh_test_support::sse;
@@ -28,9 +28,8 @@ async fn run(server: &FakeDeepSeek) -> (Vec<RetryItem>, usize) {
         sink.lock().unwrap().push(format!("{record:?}"));
         Ok(())
     };
-    let items: Vec<RetryItem> = Retrying::new(RetryScope { turn: 1, step: 1 }, Arc::new(recorder))
-        .with_random(|| 0.5)
-        .stream(llm, options("hi"))
+    let scope = RetryScope { turn: 1, step: 1 };
+    let items: Vec<RetryItem> = retry_stream(llm, options("hi"), scope, Arc::new(recorder))
         .collect()
         .await;
     kernel.shutdown().await;

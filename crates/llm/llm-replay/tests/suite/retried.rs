@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Kernel};
-use dsh_llm::retry::{Backoff, RetryMode};
 use dsh_llm::{
     ContentBlock, FinishReason, GenerateOptions, LLM, LlmAdapter, LlmFailure, LlmPlugin, Message,
-    MessageSource, RetryItem, RetryPolicy, RetryRecord, RetryScope, Retrying, StreamChunk,
+    MessageSource, RetryItem, RetryRecord, RetryScope, StreamChunk, retry_stream,
 };
 use dsh_llm_replay::{REPLAY_DIVERGED, REPLAY_EXHAUSTED, RecordedStep, Recording, ReplayAdapter};
 use dsh_session::SessionEvent;
@@ -253,23 +252,14 @@ async fn the_runtime_retries_the_replayed_failure_into_the_recorded_success() {
     let adapter = ReplayAdapter::new(Recording::from_events(&retried_session()).unwrap());
     llm.register_adapter(&ctx, ["deepseek-official"], Arc::new(adapter))
         .unwrap();
-    let policy = RetryPolicy {
-        mode: RetryMode::Normal {
-            max_retries: 2,
-            retryable_codes: vec!["SERVER".into()],
-        },
-        backoff: Backoff {
-            initial_delay_ms: 1.0,
-            max_delay_ms: 1.0,
-            jitter_ratio: 0.0,
-        },
-    };
+    // The replay route's policy is dsh's default: the recorded SERVER failure is retried
+    // after about half a second.
     let recorder = Arc::new(|_: &RetryRecord| -> Result<(), BoxError> { Ok(()) });
-    let items: Vec<RetryItem> = Retrying::new(RetryScope { turn: 1, step: 1 }, recorder)
-        .with_policy(policy)
-        .stream(Arc::clone(&llm), options(vec![user("go")]))
-        .collect()
-        .await;
+    let scope = RetryScope { turn: 1, step: 1 };
+    let items: Vec<RetryItem> =
+        retry_stream(Arc::clone(&llm), options(vec![user("go")]), scope, recorder)
+            .collect()
+            .await;
     let kinds: Vec<&str> = items
         .iter()
         .map(|item| match item {

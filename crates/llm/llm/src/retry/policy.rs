@@ -294,7 +294,10 @@ pub fn next_delay_ms(
     }
     let backoff = policy.backoff;
     if let Some(after) = failure.provider_retry_after_ms.filter(|ms| *ms > 0) {
-        #[allow(clippy::cast_precision_loss)] // a delay in ms is far below 2^53
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "a delay in ms is far below 2^53"
+        )]
         let after = after as f64;
         if after <= backoff.max_delay_ms {
             return Some(after);
@@ -326,7 +329,7 @@ fn local_delay_ms(backoff: Backoff, retry: u64, rand: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::float_cmp)]
+    #![expect(clippy::float_cmp, reason = "the delays under test are exact")]
 
     use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Retry delays, and the retry helper against a scripted adapter on tokio's paused clock.
+//! Retry delays, and `retry_stream` against a scripted adapter on tokio's paused clock.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -7,10 +7,10 @@ use dsh_kernel::BoxError;
 use dsh_llm::retry::{Backoff, LlmRetry, RetryMode, next_delay_ms};
 use dsh_llm::{
     FinishReason, GenerateOptions, LlmFailure, RetryItem, RetryPolicy, RetryRecord, RetryRecorder,
-    RetryScope, Retrying, SessionRecorder, StreamChunk, codes, next_delay,
+    RetryScope, StreamChunk, codes, next_delay, retry_stream,
 };
-use dsh_session::{CreateOptions, SESSIONS, SessionPlugin, SurfaceIntent};
 use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio::time::Instant;
@@ -127,9 +127,31 @@ impl Recorded {
     }
 }
 
-fn retrying(recorder: &Arc<Recorded>) -> Retrying {
+/// `options` retried through `h`'s runtime in turn 1, step 2, recorded by `recorder`.
+fn retrying(
+    h: &Harness,
+    options: GenerateOptions,
+    recorder: &Arc<Recorded>,
+) -> BoxStream<'static, RetryItem> {
     let recorder: Arc<dyn RetryRecorder> = recorder.clone();
-    Retrying::new(RetryScope { turn: 1, step: 2 }, recorder).with_random(|| 0.5)
+    retry_stream(
+        Arc::clone(&h.llm),
+        options,
+        RetryScope { turn: 1, step: 2 },
+        recorder,
+    )
+}
+
+/// dsh's default policy without jitter, so each delay is exact.
+fn steady_default() -> RetryPolicy {
+    let policy = RetryPolicy::default();
+    RetryPolicy {
+        backoff: Backoff {
+            jitter_ratio: 0.0,
+            ..policy.backoff
+        },
+        ..policy
+    }
 }
 
 fn chunks(items: &[RetryItem]) -> Vec<StreamChunk> {
@@ -149,10 +171,7 @@ async fn rate_limit_with_retry_after_then_success() {
     h.register(&["mock"], adapter.clone());
     let recorder = Arc::new(Recorded::default());
     let began = Instant::now();
-    let items: Vec<RetryItem> = retrying(&recorder)
-        .stream(Arc::clone(&h.llm), request("mock"))
-        .collect()
-        .await;
+    let items: Vec<RetryItem> = retrying(&h, request("mock"), &recorder).collect().await;
     assert_eq!(
         began.elapsed(),
         Duration::from_millis(1500),
@@ -195,14 +214,14 @@ async fn rate_limit_with_retry_after_then_success() {
 #[tokio::test(start_paused = true)]
 async fn server_errors_stop_after_five_retries() {
     let h = Harness::new().await;
-    let adapter = Scripted::arc((0..6).map(|_| Script::Fail(server_error())).collect());
+    let adapter = Arc::new(
+        Scripted::new((0..6).map(|_| Script::Fail(server_error())).collect())
+            .with_policy(steady_default()),
+    );
     h.register(&["mock"], adapter.clone());
     let recorder = Arc::new(Recorded::default());
     let began = Instant::now();
-    let items: Vec<RetryItem> = retrying(&recorder)
-        .stream(Arc::clone(&h.llm), request("mock"))
-        .collect()
-        .await;
+    let items: Vec<RetryItem> = retrying(&h, request("mock"), &recorder).collect().await;
     assert_eq!(adapter.requests().len(), 6);
     assert_eq!(
         began.elapsed(),
@@ -252,10 +271,7 @@ async fn auth_failures_are_not_retried() {
     ]);
     h.register(&["mock"], adapter.clone());
     let recorder = Arc::new(Recorded::default());
-    let items: Vec<RetryItem> = retrying(&recorder)
-        .stream(Arc::clone(&h.llm), request("mock"))
-        .collect()
-        .await;
+    let items: Vec<RetryItem> = retrying(&h, request("mock"), &recorder).collect().await;
     assert_eq!(items, vec![RetryItem::Chunk(StreamChunk::error(denied))]);
     assert_eq!(adapter.requests().len(), 1);
     assert!(recorder.records().is_empty());
@@ -277,10 +293,7 @@ async fn a_partial_attempt_is_superseded_by_the_retry() {
     ]);
     h.register(&["mock"], adapter.clone());
     let recorder = Arc::new(Recorded::default());
-    let items: Vec<RetryItem> = retrying(&recorder)
-        .stream(Arc::clone(&h.llm), request("mock"))
-        .collect()
-        .await;
+    let items: Vec<RetryItem> = retrying(&h, request("mock"), &recorder).collect().await;
     let kinds: Vec<&str> = items
         .iter()
         .map(|item| match item {
@@ -322,7 +335,7 @@ async fn cancelling_during_the_wait_ends_without_retrying() {
     let recorder = Arc::new(Recorded::default());
     let options = request("mock");
     let signal = options.signal.clone();
-    let mut stream = retrying(&recorder).stream(Arc::clone(&h.llm), options);
+    let mut stream = retrying(&h, options, &recorder);
     assert!(matches!(stream.next().await, Some(RetryItem::Chunk(_))));
     assert!(matches!(stream.next().await, Some(RetryItem::Retry(_))));
     signal.cancel();
@@ -332,7 +345,7 @@ async fn cancelling_during_the_wait_ends_without_retrying() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_explicit_policy_and_custom_attempts() {
+async fn the_provider_policy_decides_the_retries() {
     let policy = RetryPolicy {
         mode: RetryMode::Normal {
             max_retries: 1,
@@ -344,19 +357,17 @@ async fn an_explicit_policy_and_custom_attempts() {
             jitter_ratio: 0.0,
         },
     };
+    let h = Harness::new().await;
+    let busy = |attempt: u32| {
+        let reason = FinishReason::Error {
+            failure: LlmFailure::new("BUSY", format!("attempt {attempt}")),
+        };
+        Script::chunks(vec![StreamChunk::finish(reason)])
+    };
+    let adapter = Scripted::new(vec![busy(1), busy(2), busy(3)]).with_policy(policy);
+    h.register(&["custom"], Arc::new(adapter));
     let recorder = Arc::new(Recorded::default());
-    let mut attempts = 0;
-    let items: Vec<RetryItem> = retrying(&recorder)
-        .with_policy(policy)
-        .attempts("custom", dsh_llm::CancellationToken::new(), move || {
-            attempts += 1;
-            let reason = FinishReason::Error {
-                failure: LlmFailure::new("BUSY", format!("attempt {attempts}")),
-            };
-            async move { dsh_llm::chunk_stream_of([StreamChunk::finish(reason)]) }
-        })
-        .collect()
-        .await;
+    let items: Vec<RetryItem> = retrying(&h, request("custom"), &recorder).collect().await;
     assert_eq!(
         chunks(&items).len(),
         2,
@@ -374,60 +385,7 @@ async fn an_explicit_policy_and_custom_attempts() {
 async fn an_unregistered_provider_is_not_retried() {
     let h = Harness::new().await;
     let recorder = Arc::new(Recorded::default());
-    let items: Vec<RetryItem> = retrying(&recorder)
-        .stream(Arc::clone(&h.llm), request("nowhere"))
-        .collect()
-        .await;
+    let items: Vec<RetryItem> = retrying(&h, request("nowhere"), &recorder).collect().await;
     assert_eq!(items.len(), 1);
     assert!(recorder.records().is_empty());
-}
-
-#[tokio::test(start_paused = true)]
-async fn session_recorder_appends_the_known_events() {
-    let h = Harness::new().await;
-    let fiber = h
-        .root()
-        .plugin(SessionPlugin, json!({"invariants": true}))
-        .unwrap();
-    h.kernel.settle().await;
-    h.kernel.audit(&[fiber.id()]).unwrap();
-    let store = h.root().require(&SESSIONS).unwrap();
-    let session = store.create(CreateOptions::default()).unwrap();
-    session
-        .append("turn/start", json!({"turn": 1}), SurfaceIntent::default())
-        .unwrap();
-    session
-        .append(
-            "step/start",
-            json!({"turn": 1, "step": 1}),
-            SurfaceIntent::default(),
-        )
-        .unwrap();
-    h.register(
-        &["mock"],
-        Scripted::arc(vec![
-            Script::Fail(server_error()),
-            Script::chunks(text_reply("ok")),
-        ]),
-    );
-    let recorder: Arc<dyn RetryRecorder> = Arc::new(SessionRecorder::new(Arc::clone(&session)));
-    let items: Vec<RetryItem> = Retrying::new(RetryScope { turn: 1, step: 1 }, recorder)
-        .with_random(|| 0.5)
-        .stream(
-            Arc::clone(&h.llm),
-            GenerateOptions::new("mock", "m", Vec::new()),
-        )
-        .collect()
-        .await;
-    assert_eq!(chunks(&items).last(), text_reply("ok").last());
-    let events = session.events();
-    let kinds: Vec<&str> = events.iter().map(|event| event.kind.as_ref()).collect();
-    assert_eq!(
-        kinds,
-        ["turn/start", "step/start", "llm/retry", "llm/retry-started"]
-    );
-    assert_eq!(events[2].data["delayMs"], json!(500));
-    assert_eq!(events[2].data["failure"]["code"], json!("SERVER"));
-    assert_eq!(events[3].data["retryId"], events[2].data["retryId"]);
-    assert!(events[2].surface_op.is_none());
 }

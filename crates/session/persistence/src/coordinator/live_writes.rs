@@ -5,6 +5,7 @@ use std::sync::{Arc, Weak};
 
 use dsh_protocol::json::to_js_string;
 use dsh_session::{LiveSession, SessionEvent};
+use tracing::Instrument;
 
 use super::{Coordinator, SlotState, from_backend, lock};
 use crate::backend::PersistenceBackend;
@@ -144,7 +145,10 @@ impl<B: PersistenceBackend> Coordinator<B> {
     /// Makes a live session's queued events durable.
     pub async fn flush_live(&self, id: &str) -> Result<(), PersistenceError> {
         match self.writer(id) {
-            Some(writer) => writer.flush().await,
+            Some(writer) => {
+                let span = tracing::debug_span!("flush", session_id = %id);
+                writer.flush().instrument(span).await
+            }
             None => Ok(()),
         }
     }
