@@ -1,5 +1,5 @@
-//! Integration tests of dsh-llm, in one test binary: the vocabulary against dsh's own logs,
-//! the registry, the stream boundary and its contract, the assembler, and retries.
+//! Integration tests of dsh-llm, in one test binary: the registry, the stream boundary and its
+//! contract, the assembler, and retries.
 
 #![expect(
     clippy::unwrap_used,

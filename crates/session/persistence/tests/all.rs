@@ -1,5 +1,5 @@
-//! Integration tests of the shared storage codecs: packed chunk rows, the line decoder and the
-//! legacy upgrades.
+//! Integration tests of the shared storage codecs: packed chunk rows, the line decoder, the
+//! legacy upgrades, the log file, and the protocol's vocabulary read from dsh 0.1.1's own logs.
 
 #![expect(
     clippy::unwrap_used,

@@ -3,4 +3,3 @@ mod registry;
 mod retry;
 mod stream;
 mod support;
-mod vocab;

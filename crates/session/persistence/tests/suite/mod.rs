@@ -3,4 +3,5 @@ mod header_line;
 mod legacy;
 mod record;
 mod scan;
+mod vocab;
 mod zstd_frames;

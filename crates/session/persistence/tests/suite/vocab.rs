@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use dsh_llm::{FinishReason, Message, MessageSource, StreamChunk};
 use dsh_persistence::record::{LineDecode, decode_line_into};
 use dsh_protocol::json::to_js_string;
+use dsh_protocol::{FinishReason, Message, MessageSource, StreamChunk};
 use dsh_session::SessionEvent;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
