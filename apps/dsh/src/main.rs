@@ -127,7 +127,8 @@ fn main() -> ExitCode {
 /// `DSH_LOG=dsh_kernel=trace`; the default shows warnings only. A target directive matches
 /// by prefix, so `DSH_LOG=dsh=debug` covers every `dsh_*` crate. Each enabled span prints a
 /// line when it opens and one when it closes (with its busy and idle times), so a turn reads
-/// as a tree: `turn{..}:step{..}:request{..}: close time.busy=..`.
+/// as a tree: `turn{..}:step{..}:request{..}: close time.busy=..`. Colours only go to a terminal
+/// (and not with `NO_COLOR` set).
 fn init_logging() {
     let filter = std::env::var("DSH_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
@@ -136,6 +137,9 @@ fn init_logging() {
         .unwrap_or_else(|| {
             tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
         });
+    // Colours only for a person at a terminal: a log sent to a file or a pipe stays plain text.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     use tracing_subscriber::fmt::format::FmtSpan;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -143,6 +147,7 @@ fn init_logging() {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
+                .with_ansi(colour)
                 .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE),
         )
         .with(filter)

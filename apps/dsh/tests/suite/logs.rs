@@ -26,25 +26,6 @@ fn replayed_turn(log: Option<&str>) -> Run {
     run
 }
 
-/// `text` without its ANSI colour sequences.
-fn plain(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // `ESC [ parameters final-letter`
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
-}
-
 /// The innermost span and the message of a span event line
 /// (`<time> DEBUG outer{..}:inner{..}: <target>: new`).
 fn span_event(line: &str) -> Option<(&str, &str)> {
@@ -71,27 +52,31 @@ fn span_lines<'a>(stderr: &'a str, name: &str, event: &str) -> Vec<&'a str> {
 #[test]
 fn dsh_debug_prints_the_spans_of_a_headless_turn() {
     let run = replayed_turn(Some("dsh=debug"));
-    let stderr = plain(&run.stderr);
+    let stderr = run.stderr.as_str();
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no colour codes when stderr is not a terminal:\n{stderr}"
+    );
     for name in ["boot", "turn", "step", "request", "tool_call", "flush"] {
         assert!(
-            !span_lines(&stderr, name, "new").is_empty(),
+            !span_lines(stderr, name, "new").is_empty(),
             "no {name} span opens:\n{stderr}"
         );
         assert!(
-            !span_lines(&stderr, name, "close").is_empty(),
+            !span_lines(stderr, name, "close").is_empty(),
             "no {name} span closes:\n{stderr}"
         );
     }
     // The tree: the tool call nests in its step, the step in its turn, each naming the session.
-    let call = span_lines(&stderr, "tool_call", "close")[0];
+    let call = span_lines(stderr, "tool_call", "close")[0];
     assert!(
         call.contains("turn{session_id=session-") && call.contains("}:step{session_id=session-"),
         "{call}"
     );
     assert!(call.contains("call_id=call_demo_1 tool=bash}"), "{call}");
-    let request = span_lines(&stderr, "request", "new")[0];
+    let request = span_lines(stderr, "request", "new")[0];
     assert!(request.contains("attempt=1}"), "{request}");
-    let closed = span_lines(&stderr, "turn", "close")[0];
+    let closed = span_lines(stderr, "turn", "close")[0];
     assert!(closed.contains(" time.busy="), "{closed}");
 }
 
