@@ -24,7 +24,7 @@ use dsh_tools::{ToolsPlugin, UserApprovalPlugin};
 use dsh_web::{ApiPlugin, WebRuntimePlugin, WebServerPlugin, WebStartupPlugin};
 
 /// The name prefix of every persistence provider's row (`dsh-persistence-jsonl`, ...).
-pub const PERSISTENCE_PREFIX: &str = "dsh-persistence-";
+pub const PERSISTENCE_PREFIX: &str = "dsh-persistence";
 /// The name prefix of every bash provider's row (`dsh-bash-local`, `dsh-bash-sandbox`).
 pub const BASH_PREFIX: &str = "dsh-bash-";
 /// The name prefix of every model-facing tool's row (`dsh-tool-bash`, ...).

@@ -27,6 +27,7 @@ pub enum LosslessError {
 /// Checks that `value` survives a JSON round trip unchanged: no `-0` anywhere.
 ///
 /// Non-finite numbers cannot exist in a [`Value`].
+#[inline]
 pub fn check_lossless(value: &Value) -> Result<(), LosslessError> {
     match find_negative_zero(value, 0) {
         None => Ok(()),
@@ -39,6 +40,7 @@ pub fn check_lossless(value: &Value) -> Result<(), LosslessError> {
 /// [`check_lossless`] for valid JSON text, without building a tree: finds each `-0` in the
 /// text and only when one could be a number (not followed by a non-zero digit) parses the text
 /// to decide exactly.
+#[inline]
 pub fn check_lossless_text(text: &str) -> Result<(), LosslessError> {
     let bytes = text.as_bytes();
     let suspicious = memchr::memmem::find_iter(bytes, b"-0").any(|at| {
@@ -60,6 +62,7 @@ pub fn check_lossless_text(text: &str) -> Result<(), LosslessError> {
 /// Nesting depth checked by recursion before switching to an explicit stack.
 const RECURSION_LIMIT: usize = 64;
 
+#[inline]
 fn is_negative_zero(value: &Value) -> bool {
     matches!(value, Value::Number(number)
         if number.is_f64() && number.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()))
@@ -67,6 +70,7 @@ fn is_negative_zero(value: &Value) -> bool {
 
 /// The first `-0` in `value`: recursive for ordinary values (no allocation), iterative past
 /// [`RECURSION_LIMIT`] levels so deep values cannot overflow the stack.
+#[inline]
 fn find_negative_zero(value: &Value, depth: usize) -> Option<&Value> {
     if depth >= RECURSION_LIMIT {
         return find_negative_zero_iteratively(value);

@@ -55,6 +55,7 @@ pub const KNOWN_EVENT_TYPES: [&str; 48] = [
 ];
 
 /// The static name of a known type, so events of known types share one string.
+#[inline]
 pub fn known_type(kind: &str) -> Option<&'static str> {
     KNOWN_EVENT_TYPES
         .binary_search(&kind)
@@ -63,6 +64,7 @@ pub fn known_type(kind: &str) -> Option<&'static str> {
 }
 
 /// Whether `kind` is a type this harness reads.
+#[inline]
 pub fn is_known_type(kind: &str) -> bool {
     known_type(kind).is_some()
 }

@@ -9,7 +9,8 @@
 //! - [`json`]: JSON printed the way JavaScript's `JSON.stringify` prints it, and the lossless
 //!   rule (no `-0`, no integer beyond 2^53);
 //! - [`kinds`] and [`known`]: the event kinds dsh 0.1 writes, and which of them this harness reads;
-//! - [`ids`]: random ids.
+//! - [`ids`]: random ids;
+//! - [`errors`]: the boxed error every layer passes around, and how its chain is printed.
 
 pub mod errors;
 pub mod ids;

@@ -180,6 +180,18 @@ impl Workspace {
                     from.name, from.floor, edge.kind, to.name, to.floor
                 ));
             }
+            // Tests may run a real provider or use the test support, but reaching up or
+            // sideways to anything else would bring back the edges the floors rule out.
+            let test_reaches_up = edge.kind == Kind::Dev
+                && to.floor >= from.floor
+                && !matches!(to.role, Role::Provider | Role::Support);
+            if test_reaches_up {
+                problems.push(format!(
+                    "{} (floor {}) has a dev dependency on {} (floor {}): tests may reach the \
+                     same or a higher floor only for a provider or a support crate",
+                    from.name, from.floor, to.name, to.floor
+                ));
+            }
             if from.role == Role::Provider && to.role == Role::Provider {
                 problems.push(format!(
                     "{} has {} dependency on {}: both are providers, and no provider may depend \

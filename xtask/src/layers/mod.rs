@@ -11,11 +11,13 @@
 //! ```
 //!
 //! The check fails, naming the crates, when a normal or build dependency does not sit on a
-//! lower floor than its dependent, when any dependency (dev ones too) goes from a provider to
-//! another provider, when a crate under `crates/<family>/` declares another family, when the
-//! crate table of `docs/architecture.md` misses a crate or disagrees with it, when a source
-//! file outside the tests is over [`sources::MAX_LINES`] lines, and when the sources hold more
-//! than [`sources::MAX_ALLOWS`] `#[allow(...)]` attributes.
+//! lower floor than its dependent, when a dev dependency reaches the same or a higher floor for
+//! anything but a provider or a support crate, when any dependency (dev ones too) goes from a
+//! provider to another provider, when a crate under `crates/<family>/` declares another family,
+//! when the crate table of `docs/architecture.md` misses a crate or disagrees with it, when a
+//! source file outside the tests is over [`sources::MAX_LINES`] lines, when the sources hold
+//! more than [`sources::MAX_ALLOWS`] `#[allow(...)]` attributes, and when an `allow` or
+//! `expect` attribute gives no reason.
 
 mod graph;
 mod sources;
@@ -47,6 +49,7 @@ pub fn run() -> Result<(), String> {
     let files = sources::read(&root)?;
     problems.extend(sources::long_files(&files));
     problems.extend(sources::too_many_allows(&files));
+    problems.extend(sources::unexplained_lint_attributes(&files));
     if problems.is_empty() {
         report(&format!(
             "    {} crates: floors, roles, families, the crate table and the sources are in order",

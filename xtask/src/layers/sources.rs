@@ -9,7 +9,7 @@ pub const MAX_LINES: usize = 600;
 pub const MAX_ALLOWS: usize = 20;
 
 /// The folders whose `.rs` files are checked.
-const ROOTS: [&str; 2] = ["crates", "apps"];
+const ROOTS: [&str; 4] = ["crates", "apps", "examples", "xtask"];
 
 /// A source file: its path relative to the workspace root, with `/` separators, and its text.
 pub type Source = (String, String);
@@ -70,16 +70,66 @@ pub fn long_files(files: &[Source]) -> Vec<String> {
         .collect()
 }
 
+/// A lint attribute in a source: its place and its text up to the closing `)]`.
+struct LintAttribute {
+    place: String,
+    allow: bool,
+    text: String,
+}
+
+/// Every `allow` and `expect` attribute of `files`: lines that start with one (so a mention in
+/// a comment or a string does not count), read on to the line that closes it.
+fn lint_attributes(files: &[Source]) -> Vec<LintAttribute> {
+    let mut found = Vec::new();
+    for (path, text) in files {
+        let lines: Vec<&str> = text.lines().collect();
+        for (number, line) in lines.iter().enumerate() {
+            let line = line.trim_start();
+            let allow = line.starts_with("#[allow(") || line.starts_with("#![allow(");
+            if !(allow || line.starts_with("#[expect(") || line.starts_with("#![expect(")) {
+                continue;
+            }
+            let text: Vec<&str> = lines
+                .iter()
+                .skip(number)
+                .scan(false, |closed, line| {
+                    (!*closed).then(|| {
+                        *closed = line.trim_end().ends_with(")]");
+                        *line
+                    })
+                })
+                .collect();
+            found.push(LintAttribute {
+                place: format!("{path}:{}", number + 1),
+                allow,
+                text: text.join("\n"),
+            });
+        }
+    }
+    found
+}
+
+/// One problem per `allow` or `expect` attribute that gives no `reason`.
+pub fn unexplained_lint_attributes(files: &[Source]) -> Vec<String> {
+    lint_attributes(files)
+        .into_iter()
+        .filter(|attribute| !attribute.text.contains("reason"))
+        .map(|attribute| {
+            format!(
+                "{}: a lint attribute without a reason: say why, as #[expect(lint, reason = \
+                 \"...\")]",
+                attribute.place
+            )
+        })
+        .collect()
+}
+
 /// A problem when the files hold more than [`MAX_ALLOWS`] `allow` attributes.
 pub fn too_many_allows(files: &[Source]) -> Option<String> {
-    let places: Vec<String> = files
-        .iter()
-        .flat_map(|(path, text)| {
-            text.lines()
-                .enumerate()
-                .filter(|(_, line)| line.contains("#[allow(") || line.contains("#![allow("))
-                .map(move |(number, _)| format!("{path}:{}", number + 1))
-        })
+    let places: Vec<String> = lint_attributes(files)
+        .into_iter()
+        .filter(|attribute| attribute.allow)
+        .map(|attribute| attribute.place)
         .collect();
     (places.len() > MAX_ALLOWS).then(|| {
         format!(

@@ -36,6 +36,7 @@ fn good() -> Workspace {
             krate("boxed", "crates/shell/bash-sandbox", 2, Role::Provider),
             krate("tool", "crates/shell/tool-bash", 2, Role::Consumer),
             krate("app", "apps/dsh", 3, Role::App),
+            krate("support", "crates/test-support", 1, Role::Support),
         ],
         edges: vec![
             edge("seam", "proto", Kind::Normal),
@@ -43,9 +44,10 @@ fn good() -> Workspace {
             edge("boxed", "seam", Kind::Normal),
             edge("boxed", "proto", Kind::Build),
             edge("tool", "seam", Kind::Normal),
-            // Tests may reach up, and may use a provider.
+            // Tests may use a provider and the test support, wherever they sit.
             edge("tool", "local", Kind::Dev),
-            edge("seam", "app", Kind::Dev),
+            edge("seam", "local", Kind::Dev),
+            edge("seam", "support", Kind::Dev),
             edge("app", "local", Kind::Normal),
             edge("app", "boxed", Kind::Normal),
             edge("app", "tool", Kind::Normal),
@@ -67,6 +69,20 @@ fn a_dependency_on_the_same_or_a_higher_floor_fails_naming_both() {
     assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(problems[0].starts_with("seam (floor 1) has a normal dependency on tool (floor 2)"));
     assert!(problems[1].starts_with("local (floor 2) has a build dependency on tool (floor 2)"));
+}
+
+#[test]
+fn tests_reaching_up_to_anything_but_a_provider_or_the_support_fail() {
+    let mut workspace = good();
+    workspace.edges.push(edge("seam", "tool", Kind::Dev));
+    workspace.edges.push(edge("local", "boxed", Kind::Dev));
+    let problems = workspace.check();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("seam (floor 1) has a dev dependency on tool (floor 2): tests may"),
+        "{problems:#?}"
+    );
+    assert!(problems[1].contains("both are providers"), "{problems:#?}");
 }
 
 #[test]
@@ -216,7 +232,8 @@ fn long_files_outside_the_tests_and_too_many_allows_are_reported() {
     assert!(problems[1].starts_with("apps/b/src/main.rs has 601 lines"));
 
     let allows = |count: usize| -> Vec<sources::Source> {
-        let text = "#[allow(dead_code)]\nfn f() {}\n#[expect(dead_code, reason = \"x\")]\n";
+        let text = "#[allow(dead_code, reason = \"y\")]\nfn f() {}\n// #[allow(x)] in a comment\n\
+                    #[expect(dead_code, reason = \"x\")]\n";
         (0..count)
             .map(|n| (format!("crates/a/src/f{n}.rs"), text.to_owned()))
             .collect()
@@ -228,4 +245,21 @@ fn long_files_outside_the_tests_and_too_many_allows_are_reported() {
         "{problem}"
     );
     assert!(problem.contains("crates/a/src/f20.rs:1"), "{problem}");
+}
+
+#[test]
+fn lint_attributes_without_a_reason_are_reported_and_mentions_are_not() {
+    let text = "#[expect(dead_code)]\nfn f() {}\n#![allow(\n    unused,\n    reason = \"kept\"\n)]\n\
+                let s = \"#[allow(x)]\";\n    #[expect(\n        clippy::panic,\n    )]\n";
+    let files = vec![("crates/a/src/lib.rs".to_owned(), text.to_owned())];
+    assert_eq!(
+        sources::unexplained_lint_attributes(&files),
+        [
+            "crates/a/src/lib.rs:1: a lint attribute without a reason: say why, as \
+             #[expect(lint, reason = \"...\")]",
+            "crates/a/src/lib.rs:8: a lint attribute without a reason: say why, as \
+             #[expect(lint, reason = \"...\")]",
+        ]
+    );
+    assert_eq!(sources::too_many_allows(&files), None);
 }

@@ -25,7 +25,7 @@ use crate::output;
 use crate::subset::with_rows;
 
 /// Plugins `dsh sessions` boots: the store and any persistence provider (every
-/// `dsh-persistence-*` row).
+/// `dsh-persistence*` row).
 fn is_storage_row(plugin: &str) -> bool {
     plugin == dsh_session::PLUGIN_NAME || plugin.starts_with(crate::builtins::PERSISTENCE_PREFIX)
 }

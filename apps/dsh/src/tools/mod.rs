@@ -15,7 +15,7 @@ use crate::output;
 use crate::subset::with_rows;
 
 /// Plugins `dsh tools` boots: the store, its persistence, the shell and its policy, the
-/// registry, and every tool (any `dsh-persistence-*`, `dsh-bash-*` or `dsh-tool-*` row).
+/// registry, and every tool (any `dsh-persistence*`, `dsh-bash-*` or `dsh-tool-*` row).
 fn is_tool_row(plugin: &str) -> bool {
     [
         dsh_session::PLUGIN_NAME,

@@ -11,7 +11,7 @@ use crate::config::DeepSeekConfig;
 /// The plugin's name in rows.
 pub const PLUGIN_NAME: &str = "dsh-llm-deepseek";
 /// The provider route the plugin registers.
-pub const PROVIDER: &str = "deepseek-official";
+pub const PROVIDER: &str = dsh_llm::DEEPSEEK_OFFICIAL;
 
 /// The `dsh-llm-deepseek` plugin; needs the `llm` service ([`dsh_llm::LlmPlugin`]).
 #[derive(Debug, Clone, Copy, Default)]

@@ -67,7 +67,7 @@ impl TryFrom<ReplayRow> for ReplayConfig {
 }
 
 fn default_providers() -> Vec<String> {
-    vec!["deepseek-official".to_owned()]
+    vec![dsh_llm::DEEPSEEK_OFFICIAL.to_owned()]
 }
 
 /// The plugin's name in rows.

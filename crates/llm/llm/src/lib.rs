@@ -81,7 +81,7 @@ pub use attribution::{
 };
 pub use events::{AdaptersUpdated, LlmStreamEvent};
 pub use failure::{LlmFailure, codes};
-pub use model::{ModelInfo, ProviderInfo, ReasoningEffort, ReasoningInfo};
+pub use model::{DEEPSEEK_OFFICIAL, ModelInfo, ProviderInfo, ReasoningEffort, ReasoningInfo};
 pub use options::{AdapterDefaults, GenerateOptions, LlmCallConfig, Purpose};
 pub use plugin::{LlmConfig, LlmPlugin, PLUGIN_NAME};
 pub use retry::{

@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The provider route of DeepSeek's official API: the route dsh's shipped profiles request, which
+/// the DeepSeek adapter registers and the replay provider answers by default.
+pub const DEEPSEEK_OFFICIAL: &str = "deepseek-official";
+
 /// Display metadata of one provider route (`{id, name}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderInfo {

@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use dsh_protocol::json::to_js_string;
+use dsh_protocol::kinds;
 use dsh_session::repair::{OUTCOME_UNKNOWN_TEXT, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN};
 use dsh_session::{SessionEvent, SessionHeader, SurfaceOp};
 use serde_json::{Value, json};
@@ -100,7 +101,7 @@ fn surface(kind: &str, seq: u64, data: Value) -> SessionEvent {
 
 fn user(seq: u64, text: &str) -> SessionEvent {
     surface(
-        "user/message",
+        kinds::USER_MESSAGE,
         seq,
         json!({"id": format!("u{seq}"), "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}),
     )
@@ -108,7 +109,7 @@ fn user(seq: u64, text: &str) -> SessionEvent {
 
 fn assistant(seq: u64, turn: u64, content: Value) -> SessionEvent {
     surface(
-        "assistant/message",
+        kinds::ASSISTANT_MESSAGE,
         seq,
         json!({"turn": turn, "step": 1, "message": {"id": format!("a{seq}"), "role": "assistant",
             "content": content, "source": {"kind": "model", "provider": "mock", "model": "mock"}}}),
@@ -118,13 +119,13 @@ fn assistant(seq: u64, turn: u64, content: Value) -> SessionEvent {
 /// Turn 1, balanced: seqs 0..=5.
 fn one_turn() -> Vec<SessionEvent> {
     vec![
-        event("turn/start", 0, json!({"turn": 1})),
+        event(kinds::TURN_START, 0, json!({"turn": 1})),
         user(1, "hi ✓ \u{1F600}"),
-        event("step/start", 2, json!({"turn": 1, "step": 1})),
+        event(kinds::STEP_START, 2, json!({"turn": 1, "step": 1})),
         assistant(3, 1, json!([{"type": "text", "text": "hello"}])),
-        event("step/end", 4, json!({"turn": 1, "step": 1})),
+        event(kinds::STEP_END, 4, json!({"turn": 1, "step": 1})),
         event(
-            "turn/end",
+            kinds::TURN_END,
             5,
             json!({"turn": 1, "reason": {"kind": "completed"}}),
         ),
@@ -156,7 +157,7 @@ async fn revision_of(store: &dyn SessionPersistence, id: &str) -> Result<Option<
 async fn round_trip_is_byte_identical(open: Opener) -> Result<(), String> {
     let mut log = one_turn();
     log.push(event(
-        "goal/change",
+        kinds::GOAL_CHANGE,
         6,
         json!({"z": 1, "a": [1.5, -2, 1e21, "é"], "n": null}),
     ));
@@ -200,8 +201,8 @@ async fn an_interrupted_turn_is_closed_and_stays_continuable(open: Opener) -> Re
         .append(
             "interrupted",
             vec![
-                event("turn/start", 6, json!({"turn": 2})),
-                event("step/start", 7, json!({"turn": 2, "step": 1})),
+                event(kinds::TURN_START, 6, json!({"turn": 2})),
+                event(kinds::STEP_START, 7, json!({"turn": 2, "step": 1})),
             ],
         )
         .await
@@ -214,16 +215,16 @@ async fn an_interrupted_turn_is_closed_and_stays_continuable(open: Opener) -> Re
         "revision after inspect",
     )?;
     let expected = [
-        "turn/start",
-        "user/message",
-        "step/start",
-        "assistant/message",
-        "step/end",
-        "turn/end",
-        "turn/start",
-        "step/start",
-        "step/end",
-        "turn/end",
+        kinds::TURN_START,
+        kinds::USER_MESSAGE,
+        kinds::STEP_START,
+        kinds::ASSISTANT_MESSAGE,
+        kinds::STEP_END,
+        kinds::TURN_END,
+        kinds::TURN_START,
+        kinds::STEP_START,
+        kinds::STEP_END,
+        kinds::TURN_END,
     ];
     equal(
         kinds(&inspected.events),
@@ -249,9 +250,9 @@ async fn an_interrupted_turn_is_closed_and_stays_continuable(open: Opener) -> Re
         .append(
             "interrupted",
             vec![
-                event("turn/start", 10, json!({"turn": 3})),
+                event(kinds::TURN_START, 10, json!({"turn": 3})),
                 event(
-                    "turn/end",
+                    kinds::TURN_END,
                     11,
                     json!({"turn": 3, "reason": {"kind": "completed"}}),
                 ),
@@ -266,8 +267,8 @@ async fn an_interrupted_turn_is_closed_and_stays_continuable(open: Opener) -> Re
 async fn an_unstarted_tool_call_gets_a_retryable_result(open: Opener) -> Result<(), String> {
     let mut log = one_turn();
     log.extend([
-        event("turn/start", 6, json!({"turn": 2})),
-        event("step/start", 7, json!({"turn": 2, "step": 1})),
+        event(kinds::TURN_START, 6, json!({"turn": 2})),
+        event(kinds::STEP_START, 7, json!({"turn": 2, "step": 1})),
         assistant(
             8,
             2,
@@ -280,19 +281,19 @@ async fn an_unstarted_tool_call_gets_a_retryable_result(open: Opener) -> Result<
     equal(
         tail,
         vec![
-            "turn/start",
-            "step/start",
-            "assistant/message",
-            "tool/result",
-            "step/end",
-            "turn/end",
+            kinds::TURN_START,
+            kinds::STEP_START,
+            kinds::ASSISTANT_MESSAGE,
+            kinds::TOOL_RESULT,
+            kinds::STEP_END,
+            kinds::TURN_END,
         ],
         "kinds",
     )?;
     let result = loaded
         .events
         .iter()
-        .find(|e| e.kind == "tool/result")
+        .find(|e| e.kind == kinds::TOOL_RESULT)
         .ok_or("no tool/result")?;
     equal(
         result.data.pointer("/error/code").and_then(Value::as_str),
@@ -324,15 +325,15 @@ async fn an_unstarted_tool_call_gets_a_retryable_result(open: Opener) -> Result<
 
 async fn a_started_tool_call_gets_an_outcome_unknown_result(open: Opener) -> Result<(), String> {
     let log = vec![
-        event("turn/start", 0, json!({"turn": 1})),
-        event("step/start", 1, json!({"turn": 1, "step": 1})),
+        event(kinds::TURN_START, 0, json!({"turn": 1})),
+        event(kinds::STEP_START, 1, json!({"turn": 1, "step": 1})),
         assistant(
             2,
             1,
             json!([{"type": "tool-call", "id": "call-risk", "name": "write", "arguments": "{}"}]),
         ),
         event(
-            "tool/call",
+            kinds::TOOL_CALL,
             3,
             json!({"turn": 1, "step": 1, "callId": "call-risk", "name": "write", "arguments": "{}"}),
         ),
@@ -342,7 +343,7 @@ async fn a_started_tool_call_gets_an_outcome_unknown_result(open: Opener) -> Res
     let result = loaded
         .events
         .iter()
-        .find(|e| e.kind == "tool/result")
+        .find(|e| e.kind == kinds::TOOL_RESULT)
         .ok_or("no tool/result")?;
     equal(
         result.data.pointer("/error"),
@@ -432,7 +433,7 @@ async fn revisions_change_only_on_writes(open: Opener) -> Result<(), String> {
         .ok_or("no revision")?;
     equal(again.clone(), first.clone(), "revision while unchanged")?;
     store
-        .append("rev", vec![event("goal/change", 6, json!({}))])
+        .append("rev", vec![event(kinds::GOAL_CHANGE, 6, json!({}))])
         .await
         .map_err(fail)?;
     let after = revision_of(store.as_ref(), "rev")
@@ -444,7 +445,7 @@ async fn revisions_change_only_on_writes(open: Opener) -> Result<(), String> {
 async fn append_refuses_a_wrong_first_seq(open: Opener) -> Result<(), String> {
     stored(&open, "mismatch", one_turn()).await?;
     let error = open()
-        .append("mismatch", vec![event("goal/change", 7, json!({}))])
+        .append("mismatch", vec![event(kinds::GOAL_CHANGE, 7, json!({}))])
         .await;
     let text = error.err().map(|e| e.to_string()).unwrap_or_default();
     equal(
@@ -458,8 +459,8 @@ async fn append_refuses_a_gap_inside_a_batch(open: Opener) -> Result<(), String>
     let store = open();
     store.create(header("gap")).await.map_err(fail)?;
     let batch = vec![
-        event("goal/change", 0, json!({})),
-        event("goal/change", 2, json!({})),
+        event(kinds::GOAL_CHANGE, 0, json!({})),
+        event(kinds::GOAL_CHANGE, 2, json!({})),
     ];
     let text = store
         .append("gap", batch)
@@ -523,7 +524,7 @@ async fn prepare_returns_a_session_that_resumes_after_an_end_seed(
     equal(session.events().len(), 7, "events with the end-seed")?;
     equal(
         session.events().last().map(|e| e.kind.to_string()),
-        Some("session/end-seed".into()),
+        Some(kinds::SESSION_END_SEED.into()),
         "last event",
     )
 }

@@ -116,10 +116,6 @@ pub(crate) fn number_from_f64(value: f64) -> Option<Number> {
     }
     if value.fract() == 0.0 && value.abs() <= MAX_SAFE_INTEGER {
         // In range and integral, so the cast is exact.
-        #[expect(
-            clippy::cast_possible_truncation,
-            reason = "checked integral and in range"
-        )]
         return Some(Number::from(value as i64));
     }
     Number::from_f64(value)

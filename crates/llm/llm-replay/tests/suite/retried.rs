@@ -242,7 +242,8 @@ async fn the_nth_request_gets_the_nth_attempt() {
     );
 }
 
-#[tokio::test]
+// Paused time: the default policy's half-second backoff passes at once.
+#[tokio::test(start_paused = true)]
 async fn the_runtime_retries_the_replayed_failure_into_the_recorded_success() {
     let kernel = Kernel::new().unwrap();
     let ctx = kernel.root();

@@ -294,10 +294,7 @@ pub fn next_delay_ms(
     }
     let backoff = policy.backoff;
     if let Some(after) = failure.provider_retry_after_ms.filter(|ms| *ms > 0) {
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "a delay in ms is far below 2^53"
-        )]
+        // A delay in ms is far below 2^53, so the cast is exact.
         let after = after as f64;
         if after <= backoff.max_delay_ms {
             return Some(after);
@@ -329,8 +326,6 @@ fn local_delay_ms(backoff: Backoff, retry: u64, rand: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::float_cmp, reason = "the delays under test are exact")]
-
     use serde_json::json;
 
     use super::*;

@@ -123,17 +123,14 @@ impl LlmRetry {
 
 /// Writes an integral `f64` as an integer, as JavaScript prints it.
 fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    #[expect(clippy::cast_precision_loss, reason = "2^53 - 1 is exact as a double")]
+    // 2^53 - 1 is exact as a double.
     const MAX_SAFE: f64 = MAX_SAFE_INTEGER as f64;
     if *value == 0.0 {
         // `-0` prints as `0` in JavaScript, and the session refuses `-0`.
         return serializer.serialize_u64(0);
     }
     if value.fract() == 0.0 && value.abs() <= MAX_SAFE {
-        #[expect(
-            clippy::cast_possible_truncation,
-            reason = "the value is integral and within 2^53"
-        )]
+        // The value is integral and within 2^53, so the cast is exact.
         return serializer.serialize_i64(*value as i64);
     }
     serializer.serialize_f64(*value)
