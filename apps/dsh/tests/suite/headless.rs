@@ -85,6 +85,30 @@ fn kinds(log: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// Runs the offline demo with `--output json`: checks the answer came from the recording and
+/// returns what the recorded `bash` call printed when it ran for real.
+pub(super) fn replayed_bash_output(
+    sandbox: &Sandbox,
+    command: &mut std::process::Command,
+) -> String {
+    let done = Run::from(command.output().unwrap());
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let result = json_output(&done);
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .contains("replayed from profiles/examples/replay/session.jsonl"),
+        "{result}"
+    );
+    let log = exported(sandbox, result["sessionId"].as_str().unwrap());
+    log.iter()
+        .find(|event| event["type"] == "tool/result")
+        .and_then(|event| event["data"]["message"]["content"][0]["content"][0]["text"].as_str())
+        .unwrap()
+        .to_owned()
+}
+
 fn json_output(run: &Run) -> Value {
     serde_json::from_str(run.stdout.trim()).unwrap_or_else(|error| {
         panic!(
@@ -690,27 +714,8 @@ fn the_replay_overlay_runs_a_real_turn_without_network_or_key() {
         .current_dir(&root)
         .env_remove("DEEPSEEK_API_KEY")
         .env("DEEPSEEK_BASE_URL", "http://127.0.0.1:9");
-    let done = Run::from(command.output().unwrap());
-    assert_eq!(done.code, Some(0), "{}", done.stderr);
-    let result = json_output(&done);
-    assert!(
-        result["text"]
-            .as_str()
-            .unwrap()
-            .contains("replayed from profiles/examples/replay/session.jsonl"),
-        "{result}"
-    );
     // The recorded bash call ran for real, here.
-    let log = exported(&sandbox, result["sessionId"].as_str().unwrap());
-    let output = log
-        .iter()
-        .find(|event| event["type"] == "tool/result")
-        .map(|event| {
-            event["data"]["message"]["content"][0]["content"][0]["text"]
-                .as_str()
-                .unwrap()
-        })
-        .unwrap();
+    let output = replayed_bash_output(&sandbox, &mut command);
     assert!(
         output.starts_with(&format!("{}\n", root.display())),
         "{output}"

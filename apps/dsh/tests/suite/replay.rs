@@ -3,10 +3,8 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
-use super::headless::exported;
-use super::support::{Run, Sandbox, display};
+use super::headless::replayed_bash_output;
+use super::support::{Sandbox, display};
 
 /// The shipped replay overlay, as an absolute path.
 fn replay_overlay() -> PathBuf {
@@ -42,27 +40,8 @@ fn the_replay_overlay_runs_from_a_directory_outside_the_repository() {
     command
         .env_remove("DEEPSEEK_API_KEY")
         .env("DEEPSEEK_BASE_URL", "http://127.0.0.1:9");
-    let done = Run::from(command.output().unwrap());
-    assert_eq!(done.code, Some(0), "{}", done.stderr);
-    let result: Value = serde_json::from_str(done.stdout.trim()).unwrap();
-    assert!(
-        result["text"]
-            .as_str()
-            .unwrap()
-            .contains("replayed from profiles/examples/replay/session.jsonl"),
-        "{result}"
-    );
     // The recorded bash call ran for real, in the working directory.
-    let log = exported(&sandbox, result["sessionId"].as_str().unwrap());
-    let output = log
-        .iter()
-        .find(|event| event["type"] == "tool/result")
-        .map(|event| {
-            event["data"]["message"]["content"][0]["content"][0]["text"]
-                .as_str()
-                .unwrap()
-        })
-        .unwrap();
+    let output = replayed_bash_output(&sandbox, &mut command);
     assert!(
         output.starts_with(&format!("{}\n", display(&sandbox.work()))),
         "{output}"
