@@ -8,13 +8,16 @@ pub const MAX_LINES: usize = 600;
 /// How many `#[allow(...)]` (and `#![allow(...)]`) attributes the sources may hold.
 pub const MAX_ALLOWS: usize = 20;
 
-/// The folders whose `.rs` files are checked.
+/// The folders whose source files are checked.
 const ROOTS: [&str; 4] = ["crates", "apps", "examples", "xtask"];
+
+/// The endings of source files: Rust, and the web UI's scripts, styles and pages.
+const EXTENSIONS: [&str; 5] = [".rs", ".js", ".mjs", ".css", ".html"];
 
 /// A source file: its path relative to the workspace root, with `/` separators, and its text.
 pub type Source = (String, String);
 
-/// Every `.rs` file under the checked folders (build output and dependencies left out), by
+/// Every source file under the checked folders (build output and dependencies left out), by
 /// path order.
 pub fn read(root: &Path) -> Result<Vec<Source>, String> {
     let mut files = Vec::new();
@@ -35,7 +38,7 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<Source>) -> Result<(), String> 
             if !(name.starts_with('.') || name == "target" || name == "node_modules") {
                 walk(root, &path, files)?;
             }
-        } else if name.ends_with(".rs") {
+        } else if EXTENSIONS.iter().any(|extension| name.ends_with(extension)) {
             let text = std::fs::read_to_string(&path)
                 .map_err(|error| format!("{}: {error}", path.display()))?;
             let relative = path.strip_prefix(root).unwrap_or(&path);
@@ -81,7 +84,7 @@ struct LintAttribute {
 /// a comment or a string does not count), read on to the line that closes it.
 fn lint_attributes(files: &[Source]) -> Vec<LintAttribute> {
     let mut found = Vec::new();
-    for (path, text) in files {
+    for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".rs")) {
         let lines: Vec<&str> = text.lines().collect();
         for (number, line) in lines.iter().enumerate() {
             let line = line.trim_start();

@@ -222,14 +222,16 @@ fn long_files_outside_the_tests_and_too_many_allows_are_reported() {
         ("crates/a/tests/suite/big.rs", long.as_str()),
         ("crates/a/benches/big.rs", long.as_str()),
         ("apps/b/src/main.rs", long.as_str()),
+        ("crates/c/ui/style.css", long.as_str()),
     ]
     .into_iter()
     .map(|(path, text)| (path.to_owned(), text.to_owned()))
     .collect();
     let problems = sources::long_files(&files);
-    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert_eq!(problems.len(), 3, "{problems:#?}");
     assert!(problems[0].starts_with("crates/a/src/lib.rs has 601 lines"));
     assert!(problems[1].starts_with("apps/b/src/main.rs has 601 lines"));
+    assert!(problems[2].starts_with("crates/c/ui/style.css has 601 lines"));
 
     let allows = |count: usize| -> Vec<sources::Source> {
         let text = "#[allow(dead_code, reason = \"y\")]\nfn f() {}\n// #[allow(x)] in a comment\n\

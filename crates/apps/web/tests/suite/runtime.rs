@@ -38,8 +38,16 @@ async fn the_page_and_its_assets_are_served_under_a_strict_policy() {
             .unwrap()
             .starts_with("text/html")
     );
-    assert!(page.text().await.unwrap().contains("app.js"));
-    for (path, kind) in [("/app.js", "text/javascript"), ("/style.css", "text/css")] {
+    let html = page.text().await.unwrap();
+    assert!(html.contains("app.js"), "{html}");
+    for path in ["/style.css", "/conversation.css"] {
+        assert!(html.contains(&format!("href=\"{path}\"")), "{html}");
+    }
+    for (path, kind) in [
+        ("/app.js", "text/javascript"),
+        ("/style.css", "text/css"),
+        ("/conversation.css", "text/css"),
+    ] {
         let asset = client().get(format!("{url}{path}")).send().await.unwrap();
         assert_eq!(asset.status(), StatusCode::OK, "{path}");
         assert_eq!(asset.headers()["content-type"], kind, "{path}");
