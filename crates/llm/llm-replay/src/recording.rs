@@ -9,6 +9,9 @@ use dsh_protocol::kinds;
 use dsh_session::SessionEvent;
 use dsh_session::vocab::CoreEvent;
 
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
 /// One recorded model call: the chunks the model streamed for one attempt of a `(turn, step)`.
 ///
 /// A step that was retried holds one attempt per request: the failed ones (each ending in an
@@ -104,8 +107,9 @@ impl Recording {
         let bytes = std::fs::read(path).map_err(|error| {
             let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
             let hint = if path.is_relative() {
-                " (a relative path is taken from the directory dsh runs in: run from the \
-                 directory it is relative to, or make the `session` path absolute)"
+                " (a relative path is taken from the directory dsh runs in: in a patch file, \
+                 start it with `./` to take it from the patch file's directory, or make the \
+                 `session` path absolute)"
             } else {
                 ""
             };
@@ -114,6 +118,15 @@ impl Recording {
                 shown.display()
             )
         })?;
+        if bytes.starts_with(SQLITE_MAGIC) {
+            return Err(format!(
+                "the recording {} is a SQLite database, not a session log: name the recorded \
+                 session with `sessionId: <id>` instead of `session:`, with \
+                 `inject: [sessionPersistence]` on the row, in a profile whose session store \
+                 is that database (profiles/examples/sqlite.patch.yml)",
+                path.display()
+            ));
+        }
         let log = if path.extension().is_some_and(|ext| ext == "zstd") {
             decode_framed(&bytes, path)
         } else {

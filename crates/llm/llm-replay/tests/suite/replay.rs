@@ -113,6 +113,28 @@ fn a_missing_or_empty_recording_is_named() {
     );
 }
 
+#[test]
+fn a_sqlite_database_given_as_a_log_file_is_told_to_use_its_session_id() {
+    let database = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../apps/dsh/tests/fixtures/dsh-0.1.1/04-sqlite-one-bash/sessions.sqlite");
+    let error = Recording::load(&database).unwrap_err();
+    assert!(
+        error.contains("is a SQLite database, not a session log"),
+        "{error}"
+    );
+    assert!(error.contains("`sessionId: <id>`"), "{error}");
+}
+
+#[test]
+fn a_relative_recording_path_that_does_not_read_says_where_it_was_looked_for() {
+    let error = Recording::load(&PathBuf::from("no/such/session.jsonl")).unwrap_err();
+    assert!(
+        error.contains("taken from the directory dsh runs in"),
+        "{error}"
+    );
+    assert!(error.contains("start it with `./`"), "{error}");
+}
+
 #[tokio::test]
 async fn the_plugin_answers_the_deepseek_route_through_the_runtime() {
     use dsh_kernel::Kernel;
