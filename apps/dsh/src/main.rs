@@ -45,7 +45,6 @@ fn huge_pages() {
 }
 
 fn main() -> ExitCode {
-    small_pages();
     // The confinement runner the sandboxed shell re-executes `dsh` as: it restricts this
     // single thread and execs the command, so it runs before anything else starts.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -57,6 +56,8 @@ fn main() -> ExitCode {
             dsh_bash_sandbox::sandbox_run::sandbox_run_main(argv.get(2..).unwrap_or_default());
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    // After the runner's exit: it hands the command the system's setting itself.
+    small_pages();
     // Descriptors the caller left open (`9>>file`) reach no program dsh starts.
     dsh_shell::mark_inherited_close_on_exec(3);
     let invocation = match args::parse(argv) {

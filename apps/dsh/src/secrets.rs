@@ -31,7 +31,11 @@ pub fn hide_credentials() {
             ));
         }
     }
-    let _ = nix::sys::prctl::set_dumpable(false);
+    if let Err(error) = dsh_bash_sandbox::keep_memory_private() {
+        crate::output::diagnostic(&format!(
+            "{error}; a process of this user could read this one's memory and descriptors"
+        ));
+    }
 }
 
 /// Unsets and sets each variable again: the environment then points at heap copies, and no

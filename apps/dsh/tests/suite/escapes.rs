@@ -149,9 +149,7 @@ async fn a_turn_never_carries_the_key_unprivileged() {
     }
 }
 
-/// `DSH_HOME` inside the workspace (dsh started in `~` with the default `~/.dsh`): the
-/// command tries to make every later run unconfined and to corrupt the live log.
-/// `DSH_HOME` at `inside` (relative to the workspace): the command tries to make every later
+/// `DSH_HOME` inside the workspace (dsh started in `~` with the default `~/.dsh`), at `inside` (relative to the workspace): the command tries to make every later
 /// run unconfined, to corrupt the live log, and to put a directory of its own in the home's
 /// place by moving the directory above it.
 async fn home_inside_the_workspace(as_nobody: bool, inside: &str) -> Option<()> {
@@ -186,6 +184,7 @@ async fn home_inside_the_workspace(as_nobody: bool, inside: &str) -> Option<()> 
     let done = run(command).await;
     assert_eq!(done.code, Some(0), "{}", done.stderr);
     let requests = fake.requests();
+    assert_eq!(requests.len(), 2, "one tool call, then its answer");
     let result = &tool_results(&requests[1].body)[0].1;
     for refused in [
         "appended=1",

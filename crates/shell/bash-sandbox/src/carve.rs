@@ -68,7 +68,12 @@ pub fn keep_read_only(
         MsFlags::MS_REC | MsFlags::MS_SLAVE,
         None::<&str>,
     )
-    .map_err(|error| format!("cannot make the mount namespace private: {error}"))?;
+    .map_err(|error| {
+        cannot_carve(
+            paths,
+            &format!("its mount namespace cannot be made private ({error})"),
+        )
+    })?;
     for directory in pinned_ancestors(paths, roots) {
         mount(
             Some(&directory),
@@ -77,7 +82,15 @@ pub fn keep_read_only(
             MsFlags::MS_BIND,
             None::<&str>,
         )
-        .map_err(|error| format!("cannot pin {} in place: {error}", directory.display()))?;
+        .map_err(|error| {
+            cannot_carve(
+                paths,
+                &format!(
+                    "{} cannot be pinned in place ({error})",
+                    directory.display()
+                ),
+            )
+        })?;
     }
     // The table as the host made it (with the pins, which add no other path to anything).
     let table = mountinfo::read()?;
@@ -204,16 +217,24 @@ pub fn pinned_ancestors(paths: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
     pinned
 }
 
-/// Why the carve-outs of `paths` cannot be made, and what to do instead.
+/// Why the carve-outs of `paths` cannot be made: the host refuses the namespace.
 fn no_namespace(paths: &[PathBuf], what: &str, error: impl std::fmt::Display) -> String {
+    cannot_carve(
+        paths,
+        &format!("this host does not let dsh create {what} ({error})"),
+    )
+}
+
+/// The carve-outs of `paths` cannot be made because of `reason`, and what to do instead.
+fn cannot_carve(paths: &[PathBuf], reason: &str) -> String {
     let listed: Vec<String> = paths
         .iter()
         .map(|path| path.display().to_string())
         .collect();
     format!(
-        "cannot keep {} read-only inside the writable area: this host does not let dsh create \
-         {what} ({error}); move them out of the workspace and the temp directories (for \
-         $DSH_HOME: set DSH_HOME to a directory outside them), or run in read-only mode",
+        "cannot keep {} read-only inside the writable area: {reason}; move them out of the \
+         workspace and the temp directories (for $DSH_HOME: set DSH_HOME to a directory \
+         outside them), or run in read-only mode",
         listed.join(", ")
     )
 }

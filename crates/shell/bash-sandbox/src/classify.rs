@@ -27,7 +27,7 @@ pub mod launch_failure {
     /// not run. The detail is the first line.
     pub fn runner(report: Option<&str>) -> Option<String> {
         let line = report?.lines().find(|line| !line.trim().is_empty())?;
-        Some(format!("landlock-run: {line}"))
+        Some(format!("{}{line}", crate::sandbox_run::RUNNER_LINE_PREFIX))
     }
 
     /// bubblewrap writes `{"child-pid": …}` there once the command started (`--info-fd`); a

@@ -71,11 +71,15 @@ impl HeldConfinements {
         built
     }
 
-    /// Whether `confinement` is held and built.
+    /// Whether `confinement` is held and built, and (with carve-outs) built for the current
+    /// mount table.
     pub fn is_held(&self, confinement: &Confinement) -> bool {
-        lock(&self.slots)
-            .iter()
-            .any(|(key, slot, _)| key == confinement && matches!(slot.get(), Some(Ok(_))))
+        let generation = mount_generation();
+        lock(&self.slots).iter().any(|(key, slot, made_at)| {
+            key == confinement
+                && (key.carve_outs.is_empty() || *made_at == generation)
+                && matches!(slot.get(), Some(Ok(_)))
+        })
     }
 
     /// The slot of `confinement`, moved to the front (most recently used), made if absent

@@ -44,10 +44,9 @@ pub mod sandbox_run;
 mod standing;
 
 pub use backend::{
-    BWRAP_PATHS, Backend, DEFAULT_PROBE_TIMEOUT_MS, Enforcement, LaunchStrategy,
-    SANDBOX_RUN_SUBCOMMAND, SandboxOptions, SandboxRunner, bwrap_profile_args,
-    landlock_confinement, probe_bwrap, probe_runner, runner_profile_args, select_backend,
-    trusted_bwrap, wrapped_argv,
+    Backend, DEFAULT_PROBE_TIMEOUT_MS, Enforcement, LaunchStrategy, SANDBOX_RUN_SUBCOMMAND,
+    SandboxOptions, SandboxRunner, bwrap_profile_args, landlock_confinement, probe_bwrap,
+    probe_runner, runner_profile_args, select_backend, trusted_bwrap, wrapped_argv,
 };
 pub use classify::{is_runner_spawn_failure, launch_failure, matches_signature};
 pub use confine::{Confinement, Enforced, LandlockSupport, probe as probe_landlock};

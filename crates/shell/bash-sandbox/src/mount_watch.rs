@@ -19,11 +19,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 pub(crate) fn mount_generation() -> u64 {
     static WATCH: OnceLock<Option<Mutex<File>>> = OnceLock::new();
     static GENERATION: AtomicU64 = AtomicU64::new(0);
-    let watch = WATCH.get_or_init(|| {
-        File::open("/proc/thread-self/mountinfo")
-            .ok()
-            .map(Mutex::new)
-    });
+    let watch = WATCH.get_or_init(|| File::open(crate::mountinfo::TABLE).ok().map(Mutex::new));
     if let Some(file) = watch {
         let file = lock(file);
         let mut fds = [PollFd::new(file.as_fd(), PollFlags::POLLPRI)];

@@ -130,7 +130,9 @@ impl LocalSandboxPolicy {
 
     fn session_mode(&self, session_id: &str) -> Option<SandboxMode> {
         let live = self.ctx.as_ref()?.get(&SESSIONS)?.get(session_id)?;
-        last_sandbox_mode(&live.events())
+        // Read under the session's lock: copying a long log's event list per call would cost
+        // more than the scan.
+        live.with(|log| last_sandbox_mode(log.events()))
     }
 }
 

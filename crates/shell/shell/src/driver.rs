@@ -8,7 +8,8 @@
 //!
 //! Phase two watches the tree until no process of the group can run, keeping the SIGKILL
 //! escalation armed, so a TERM-trapping descendant cannot outlive it. Polls are 15 ms apart
-//! while terminating, and back off to one second for a tree left running on purpose.
+//! while terminating; once SIGKILL is sent it is sent again at each poll, the polls backing off
+//! to one second, as they do for a tree left running on purpose.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -184,9 +185,16 @@ impl Driver {
 /// Phase two: until no process of the group can run.
 async fn watch_tree(sup: &Supervised, term: &mut Termination, grace: Duration) {
     let mut idle_tick = TICK;
+    let mut kill_tick = TICK;
     while sup.tree.alive() {
         let terminating = term.cause.is_some();
-        let tick = if terminating { TICK } else { idle_tick };
+        let tick = if term.killing {
+            kill_tick
+        } else if terminating {
+            TICK
+        } else {
+            idle_tick
+        };
         tokio::select! {
             biased;
             () = sleep_until_opt(term.escalate_at), if term.escalate_at.is_some() => {
@@ -199,7 +207,10 @@ async fn watch_tree(sup: &Supervised, term: &mut Termination, grace: Duration) {
             }
             () = sleep(tick) => {
                 if term.killing {
+                    // Again for what forked since; less often the longer it takes, so a
+                    // process stuck in the kernel does not cost a /proc scan every tick.
                     sup.tree.signal(Signal::SIGKILL);
+                    kill_tick = (kill_tick * 2).min(MAX_IDLE_TICK);
                 } else if !terminating {
                     idle_tick = (idle_tick * 2).min(MAX_IDLE_TICK);
                 }

@@ -29,8 +29,11 @@ const SENSITIVE_NAMES: [&str; 3] = ["BW_SESSION", "OP_SESSION_", "DOCKER_AUTH_CO
 /// Whether a parent variable is withheld from children: its name looks like a credential
 /// ([`is_credential_name`]) or starts with `DSH_` (case-insensitive).
 pub fn is_scrubbed_name(name: &OsStr) -> bool {
-    let upper = name.to_string_lossy().to_uppercase();
-    upper.starts_with("DSH_") || is_credential_name(name)
+    let dsh = name
+        .as_encoded_bytes()
+        .get(..4)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case(b"DSH_"));
+    dsh || is_credential_name(name)
 }
 
 /// Whether a variable's name looks like a credential (case-insensitive): it contains `KEY`,

@@ -76,8 +76,9 @@ impl LaunchThread {
         let job: Job = Box::new(move || {
             let _ = reply.send(job());
         });
-        let stopped =
-            || ShellError::InvalidConfig(format!("the launch thread {} has stopped", self.name));
+        let stopped = || ShellError::LaunchThreadStopped {
+            name: self.name.clone(),
+        };
         lock(&self.jobs).send(job).map_err(|_| stopped())?;
         result.recv().map_err(|_| stopped())
     }

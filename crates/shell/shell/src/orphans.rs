@@ -112,7 +112,11 @@ fn send(line: &str) {
     };
     if let Err(error) = guard.input.write_all(line.as_bytes()) {
         if error.kind() == std::io::ErrorKind::WouldBlock {
-            tracing::warn!("the orphan guard is not reading; {line:?} was not sent");
+            tracing::warn!(
+                "the orphan guard is not reading, so it did not get `{}`: that command may \
+                 outlive dsh if dsh is killed",
+                line.trim_end()
+            );
             return;
         }
         tracing::warn!("the orphan guard is gone ({error}); commands may outlive dsh");

@@ -10,7 +10,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use dsh_shell::{ShellError, root_owned_and_locked};
+use dsh_shell::ShellError;
 
 use crate::confine::{Enforced, LandlockSupport};
 
@@ -22,11 +22,6 @@ pub const SANDBOX_RUN_SUBCOMMAND: &str = "__sandbox-run";
 
 /// The default bound of each functional probe (dsh's `probeTimeoutMs`).
 pub const DEFAULT_PROBE_TIMEOUT_MS: u64 = 5_000;
-
-/// Where bubblewrap is looked for, in order. `PATH` is not searched: a directory on it that
-/// the user (or a confined command) can write could hold a fake that runs commands
-/// unconfined.
-pub const BWRAP_PATHS: [&str; 3] = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
 
 /// How a confining program is launched: `program`, then `prefix_args`, then its own
 /// arguments. For the Landlock runner ([`crate::sandbox_run`]) that is
@@ -110,13 +105,11 @@ impl SandboxOptions {
     }
 }
 
-/// The first of [`BWRAP_PATHS`] that a user cannot have planted (symbolic links resolved
-/// first; see [`root_owned_and_locked`]).
+/// The bubblewrap of the system's program directories that a user cannot have planted
+/// ([`dsh_shell::system_program`]). `PATH` is not searched: a directory on it that the user
+/// (or a confined command) can write could hold a fake that runs commands unconfined.
 pub fn trusted_bwrap() -> Option<PathBuf> {
-    BWRAP_PATHS
-        .iter()
-        .filter_map(|candidate| std::fs::canonicalize(candidate).ok())
-        .find(|path| root_owned_and_locked(path))
+    dsh_shell::system_program("bwrap")
 }
 
 /// How completely a backend enforces the mode.

@@ -148,10 +148,14 @@ fn bwrap_is_trusted_only_from_root_owned_locked_paths() {
     assert!(!root_owned_and_locked(Path::new("/nonexistent/bwrap")));
     if let Some(found) = trusted_bwrap() {
         assert!(
-            BWRAP_PATHS.iter().any(|path| {
-                std::fs::canonicalize(path).is_ok_and(|resolved| resolved == found)
-            })
+            dsh_shell::SYSTEM_PROGRAM_DIRS.iter().any(|dir| {
+                std::fs::canonicalize(Path::new(dir).join("bwrap"))
+                    .is_ok_and(|resolved| resolved == found)
+            }),
+            "{}",
+            found.display()
         );
+        assert!(root_owned_and_locked(&found));
     }
 }
 
