@@ -46,6 +46,7 @@ mod batch;
 mod content;
 mod definition;
 mod error;
+mod escalation;
 mod events;
 mod execution;
 mod fn_tool;
@@ -63,6 +64,7 @@ pub use definition::{ToolCaller, ToolDefinition, ToolOutput, ToolRunContext};
 /// The model-facing projection of a tool (what a model request's `tools` lists).
 pub use dsh_llm::ToolSchema;
 pub use error::{ErrorInfo, ToolError, codes};
+pub use escalation::{EscalationAsk, approve_escalation, escalation_args};
 pub use events::{
     PostExecute, PostToolDecision, PreToolDecision, ToolResultNotice, ToolsExecute,
     ToolsPostExecute, ToolsPreExecute, ToolsResult,

@@ -59,19 +59,8 @@ impl BashArgs {
                 "invalid timeoutMs: expected a positive number, got {shown}"
             )));
         }
-        match (&parsed.sandbox_permissions, &parsed.justification) {
-            (Some(_), None) => Err(ToolError::new(
-                "invalid escalation: sandbox_permissions requires a justification",
-            )),
-            (None, Some(_)) => Err(ToolError::new(
-                "invalid escalation: justification is only valid together with \
-                 sandbox_permissions",
-            )),
-            (Some(_), Some(reason)) if reason.trim().is_empty() => Err(ToolError::new(
-                "invalid justification: expected a non-empty sentence",
-            )),
-            _ => Ok(parsed),
-        }
+        dsh_tools::escalation_args(args)?;
+        Ok(parsed)
     }
 }
 

@@ -13,7 +13,6 @@
 //! ([`jobs`]).
 
 pub mod args;
-mod escalation;
 pub mod jobs;
 mod plugin;
 mod prompt;

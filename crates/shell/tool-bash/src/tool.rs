@@ -8,11 +8,13 @@ use dsh_shell::{
     ShellExecutor, ShellRunResult,
 };
 use dsh_shell_env::{ShellEnv, ShellEnvFacts};
-use dsh_tools::{APPROVAL, ContentBlock, ToolDefinition, ToolError, ToolOutput, ToolRunContext};
+use dsh_tools::{
+    APPROVAL, ContentBlock, EscalationAsk, ToolDefinition, ToolError, ToolOutput, ToolRunContext,
+    approve_escalation,
+};
 use serde_json::{Value, json};
 
 use crate::args::BashArgs;
-use crate::escalation::approve_escalation;
 use crate::jobs::JobRegistry;
 use crate::render::render_result;
 use crate::schema;
@@ -94,14 +96,15 @@ impl BashTool {
                 ToolError::new(format!("invalid sandbox_permissions \"{requested}\""))
             })?;
             let approver = self.ctx.get(&APPROVAL);
-            standing.mode = approve_escalation(
-                requested,
-                standing.mode,
+            let ask = EscalationAsk {
+                requested: requested.as_str(),
+                effective: standing.mode.as_str(),
+                strictly_wider: requested.is_wider_than(standing.mode),
                 justification,
-                approver.as_deref(),
-                run,
-            )
-            .await?;
+                subject: "command",
+            };
+            approve_escalation(ask, approver.as_deref(), run).await?;
+            standing.mode = requested;
         }
         let workdir = match &policy {
             Some(policy) => resolve_workdir(
