@@ -7,7 +7,11 @@
 use dsh_agent_loop::{AgentDefaultModelPlugin, AgentLoopPlugin, LlmRetryPlugin};
 use dsh_bash_local::BashLocalPlugin;
 use dsh_bash_sandbox::BashSandboxPlugin;
+use dsh_agent_instructions::AgentInstructionsPlugin;
 use dsh_compose::Registry;
+use dsh_fs_local::FsLocalPlugin;
+use dsh_fs_observation_policy::FsObservationPolicyPlugin;
+use dsh_fs_sandbox::FsSandboxPlugin;
 use dsh_headless::{HeadlessRunnerPlugin, HeadlessStartupPlugin};
 use dsh_kernel::DynPlugin;
 use dsh_llm::LlmPlugin;
@@ -20,6 +24,9 @@ use dsh_session::SessionPlugin;
 use dsh_shell_env::ShellEnvPlugin;
 use dsh_system_prompt::SystemPromptPlugin;
 use dsh_tool_bash::ToolBashPlugin;
+use dsh_tool_fs::ToolFsPlugin;
+use dsh_tool_fs_search::ToolFsSearchPlugin;
+use dsh_tool_str_replace_editor::StrReplaceEditorPlugin;
 use dsh_tools::{ToolsPlugin, UserApprovalPlugin};
 use dsh_web::{ApiPlugin, WebRuntimePlugin, WebServerPlugin, WebStartupPlugin};
 
@@ -29,6 +36,8 @@ pub const PERSISTENCE_PREFIX: &str = "dsh-persistence";
 pub const BASH_PREFIX: &str = "dsh-bash-";
 /// The name prefix of every model-facing tool's row (`dsh-tool-bash`, ...).
 pub const TOOL_PREFIX: &str = "dsh-tool-";
+/// The name prefix of every filesystem row (`dsh-fs-sandbox`, `dsh-fs-observation-policy`, ...).
+pub const FS_PREFIX: &str = "dsh-fs-";
 
 /// The registry of built-in plugins.
 pub fn registry() -> Registry {
@@ -66,6 +75,29 @@ pub fn registry() -> Registry {
         UserApprovalPlugin,
     );
     add(&mut registry, dsh_tool_bash::PLUGIN_NAME, ToolBashPlugin);
+    add(&mut registry, dsh_fs_local::PLUGIN_NAME, FsLocalPlugin);
+    add(&mut registry, dsh_fs_sandbox::PLUGIN_NAME, FsSandboxPlugin);
+    add(
+        &mut registry,
+        dsh_fs_observation_policy::PLUGIN_NAME,
+        FsObservationPolicyPlugin,
+    );
+    add(&mut registry, dsh_tool_fs::PLUGIN_NAME, ToolFsPlugin);
+    add(
+        &mut registry,
+        dsh_tool_fs_search::PLUGIN_NAME,
+        ToolFsSearchPlugin,
+    );
+    add(
+        &mut registry,
+        dsh_tool_str_replace_editor::PLUGIN_NAME,
+        StrReplaceEditorPlugin,
+    );
+    add(
+        &mut registry,
+        dsh_agent_instructions::PLUGIN_NAME,
+        AgentInstructionsPlugin,
+    );
     add(
         &mut registry,
         dsh_system_prompt::PLUGIN_NAME,

@@ -15,19 +15,22 @@ use crate::output;
 use crate::subset::with_rows;
 
 /// Plugins `dsh tools` boots: the store, its persistence, the shell and its policy, the
-/// registry, and every tool (any `dsh-persistence*`, `dsh-bash-*` or `dsh-tool-*` row).
+/// registry and its approval service, the filesystem and its policy, and every tool (any
+/// `dsh-persistence*`, `dsh-bash-*`, `dsh-fs-*` or `dsh-tool-*` row).
 fn is_tool_row(plugin: &str) -> bool {
     [
         dsh_session::PLUGIN_NAME,
         dsh_shell_env::PLUGIN_NAME,
         dsh_sandbox_policy::PLUGIN_NAME,
         dsh_tools::PLUGIN_NAME,
+        dsh_tools::USER_APPROVAL_PLUGIN_NAME,
     ]
     .contains(&plugin)
         || [
             crate::builtins::PERSISTENCE_PREFIX,
             crate::builtins::BASH_PREFIX,
             crate::builtins::TOOL_PREFIX,
+            crate::builtins::FS_PREFIX,
         ]
         .iter()
         .any(|prefix| plugin.starts_with(prefix))

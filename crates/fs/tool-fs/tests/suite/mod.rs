@@ -1,0 +1,4 @@
+mod read;
+mod sandbox;
+mod support;
+mod write_edit;
