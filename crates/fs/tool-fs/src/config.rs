@@ -13,7 +13,7 @@ pub struct ToolFsConfig {
     pub read_max_line_length: Option<serde_json::Number>,
     /// The most bytes of line text one read returns (default 51200).
     pub read_max_bytes: Option<serde_json::Number>,
-    /// Files of at least this size are streamed (default 10 MiB).
+    /// Accepted for dsh patches and checked; every read streams here, so it changes nothing.
     pub read_stream_min_size: Option<serde_json::Number>,
 }
 
@@ -26,7 +26,7 @@ pub struct ReadCaps {
     pub max_line_length: usize,
     /// `readMaxBytes`.
     pub max_bytes: usize,
-    /// `readStreamMinSize`.
+    /// `readStreamMinSize` (checked, not used: every read streams).
     pub stream_min_size: u64,
 }
 

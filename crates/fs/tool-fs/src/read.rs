@@ -163,23 +163,20 @@ impl ToolDefinition for ReadTool {
             max_line_length: self.caps.max_line_length,
             max_bytes: self.caps.max_bytes,
         };
-        let stream = info.size.is_none_or(|size| size >= self.caps.stream_min_size);
         let signal = run.signal.clone();
         let shown = target.display_path.clone();
         let reading = target.clone();
         let window = on_disk(&self.fs, move |fs| {
+            // Always streamed: the window needs one pass, and memory stays at one chunk
+            // whatever the file's size (dsh reads files under readStreamMinSize whole).
             let mut builder = WindowBuilder::new(request);
-            if stream {
-                fs.stream_text(&reading, &mut |chunk| {
-                    if signal.is_cancelled() {
-                        return Err(dsh_fs::FsError::aborted("read"));
-                    }
-                    builder.push(chunk);
-                    Ok(())
-                })?;
-            } else {
-                builder.push(&fs.read_text(&reading)?);
-            }
+            fs.stream_text(&reading, &mut |chunk| {
+                if signal.is_cancelled() {
+                    return Err(dsh_fs::FsError::aborted("read"));
+                }
+                builder.push(chunk);
+                Ok(())
+            })?;
             builder.finish(&shown)
         })
         .await

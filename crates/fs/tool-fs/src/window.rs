@@ -124,13 +124,40 @@ impl WindowBuilder {
         });
     }
 
+    /// Whether no later line can enter the window (it is full or byte-capped).
+    fn done(&self) -> bool {
+        self.truncated_by_bytes || (self.lines.len() as u64) >= self.request.limit
+    }
+
     /// Adds the next chunk.
     pub fn push(&mut self, chunk: &str) {
+        let bytes = chunk.as_bytes();
+        if self.done() {
+            // Past the window: only the count matters.
+            let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+            let tail = memchr::memrchr(b'\n', bytes).map_or(bytes.len(), |at| bytes.len() - at - 1);
+            if newlines > 0 {
+                self.total_lines += newlines;
+                self.pending = tail > 0;
+            } else if tail > 0 {
+                self.pending = true;
+            }
+            return;
+        }
         let mut start = 0;
-        for newline in memchr::memchr_iter(b'\n', chunk.as_bytes()) {
-            self.append(chunk.get(start..newline).unwrap_or_default());
-            self.end_line();
+        for newline in memchr::memchr_iter(b'\n', bytes) {
+            if self.total_lines + 1 < self.request.offset {
+                // Before the window: count the line without looking at it.
+                self.total_lines += 1;
+                self.pending = false;
+            } else {
+                self.append(chunk.get(start..newline).unwrap_or_default());
+                self.end_line();
+            }
             start = newline + 1;
+            if self.done() {
+                return self.push(chunk.get(start..).unwrap_or_default());
+            }
         }
         self.append(chunk.get(start..).unwrap_or_default());
     }

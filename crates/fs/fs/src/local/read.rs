@@ -13,7 +13,8 @@ use super::resolve::{is_missing, quoted};
 pub const BINARY_SNIFF_BYTES: usize = 8192;
 /// The largest file read whole (edits and views); larger files are `FS_TOO_LARGE`.
 pub const MAX_WHOLE_TEXT_BYTES: u64 = 256 * 1024 * 1024;
-const CHUNK_BYTES: usize = 64 * 1024;
+/// The chunk a stream reads and hands on: the memory a streamed read needs.
+const CHUNK_BYTES: usize = 256 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Opens `path` for reading without following a final link or blocking on a FIFO, and
