@@ -149,21 +149,29 @@ mod tests {
              service is composed"
         );
         assert_eq!(
-            ask(Some(ApprovalOutcome::AllowedOnce), false).await.unwrap_err(),
+            ask(Some(ApprovalOutcome::AllowedOnce), false)
+                .await
+                .unwrap_err(),
             "sandbox escalation to \"danger-full-access\" requires approval, but the call has no \
              agent to route it through"
         );
         assert_eq!(ask(Some(ApprovalOutcome::AllowedOnce), true).await, Ok(()));
         assert_eq!(
-            ask(Some(ApprovalOutcome::Rejected), true).await.unwrap_err(),
+            ask(Some(ApprovalOutcome::Rejected), true)
+                .await
+                .unwrap_err(),
             "the user rejected escalating this operation to \"danger-full-access\""
         );
         assert_eq!(
-            ask(Some(ApprovalOutcome::Cancelled), true).await.unwrap_err(),
+            ask(Some(ApprovalOutcome::Cancelled), true)
+                .await
+                .unwrap_err(),
             "approval for escalating to \"danger-full-access\" was cancelled"
         );
         assert_eq!(
-            ask(Some(ApprovalOutcome::Unavailable), true).await.unwrap_err(),
+            ask(Some(ApprovalOutcome::Unavailable), true)
+                .await
+                .unwrap_err(),
             "sandbox escalation to \"danger-full-access\" requires approval, but no approval \
              channel is available"
         );
@@ -173,7 +181,10 @@ mod tests {
             ..ASK
         };
         assert_eq!(
-            approve_escalation(narrower, None, &run(true)).await.unwrap_err().message(),
+            approve_escalation(narrower, None, &run(true))
+                .await
+                .unwrap_err()
+                .message(),
             "sandbox escalation to \"workspace-write\" is not strictly wider than this call's \
              current \"workspace-write\" mode"
         );
@@ -182,11 +193,16 @@ mod tests {
     #[tokio::test]
     async fn the_request_names_the_tool_the_mode_and_the_justification() {
         let answer = Answer(ApprovalOutcome::AllowedOnce, std::sync::Mutex::new(None));
-        approve_escalation(ASK, Some(&answer), &run(true)).await.unwrap();
+        approve_escalation(ASK, Some(&answer), &run(true))
+            .await
+            .unwrap();
         let request = answer.1.lock().unwrap().take().unwrap();
         assert_eq!(
             (request.tool_name.as_str(), request.reason.as_deref()),
-            ("write", Some("escalate sandbox to danger-full-access: needs /etc"))
+            (
+                "write",
+                Some("escalate sandbox to danger-full-access: needs /etc")
+            )
         );
     }
 

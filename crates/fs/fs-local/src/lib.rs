@@ -42,7 +42,10 @@ mod tests {
         let fs = kernel.root().require(&FS).unwrap();
         assert_eq!(fs.sandbox_mode(), None);
         let target = fs.resolve("a.txt", None).unwrap();
-        assert_eq!(target.target_key, std::fs::canonicalize(dir.path()).unwrap().join("a.txt"));
+        assert_eq!(
+            target.target_key,
+            std::fs::canonicalize(dir.path()).unwrap().join("a.txt")
+        );
         kernel.shutdown().await;
     }
 
@@ -55,7 +58,10 @@ mod tests {
             .unwrap();
         kernel.settle().await;
         let error = fiber.error().unwrap_or_default();
-        assert!(error.contains("fs-local: diffBasisMaxBytes must be a positive safe integer"), "{error}");
+        assert!(
+            error.contains("fs-local: diffBasisMaxBytes must be a positive safe integer"),
+            "{error}"
+        );
         kernel.shutdown().await;
     }
 }

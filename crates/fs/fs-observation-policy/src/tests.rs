@@ -32,11 +32,22 @@ async fn kernel() -> Kernel {
     kernel
 }
 
-async fn decisions(ctx: &Context, session: Option<&str>) -> (Option<FsWriteIntent>, Result<Option<FsVersion>, String>) {
-    let write = write_intent(ctx, target(), actor(session), None).await.unwrap();
+async fn decisions(
+    ctx: &Context,
+    session: Option<&str>,
+) -> (Option<FsWriteIntent>, Result<Option<FsVersion>, String>) {
+    let write = write_intent(ctx, target(), actor(session), None)
+        .await
+        .unwrap();
     let edit = edit_intent(ctx, target(), actor(session))
         .await
-        .map_err(|error| format!("{}: {}", error.code().map_or("-", FsErrorCode::as_str), error.message()));
+        .map_err(|error| {
+            format!(
+                "{}: {}",
+                error.code().map_or("-", FsErrorCode::as_str),
+                error.message()
+            )
+        });
     (write, edit)
 }
 
@@ -52,10 +63,19 @@ async fn the_decision_tables() {
         )
     );
     let v1 = FsVersion("1:2:3:4:5".into());
-    observe(&ctx, &target(), FsObservation::Present(v1.clone()), &actor(Some("s1"))).unwrap();
+    observe(
+        &ctx,
+        &target(),
+        FsObservation::Present(v1.clone()),
+        &actor(Some("s1")),
+    )
+    .unwrap();
     assert_eq!(
         decisions(&ctx, Some("s1")).await,
-        (Some(FsWriteIntent::ReplaceIfVersion(v1.clone())), Ok(Some(v1.clone())))
+        (
+            Some(FsWriteIntent::ReplaceIfVersion(v1.clone())),
+            Ok(Some(v1.clone()))
+        )
     );
     observe(&ctx, &target(), FsObservation::Absent, &actor(Some("s1"))).unwrap();
     assert_eq!(
@@ -66,7 +86,13 @@ async fn the_decision_tables() {
         )
     );
     let v2 = FsVersion("2".into());
-    observe(&ctx, &target(), FsObservation::Present(v2.clone()), &actor(Some("s1"))).unwrap();
+    observe(
+        &ctx,
+        &target(),
+        FsObservation::Present(v2.clone()),
+        &actor(Some("s1")),
+    )
+    .unwrap();
     assert_eq!(decisions(&ctx, Some("s1")).await.1, Ok(Some(v2)));
     kernel.shutdown().await;
 }
@@ -75,10 +101,25 @@ async fn the_decision_tables() {
 async fn sessions_are_isolated_and_calls_without_one_are_not_kept() {
     let kernel = kernel().await;
     let ctx = kernel.root();
-    observe(&ctx, &target(), FsObservation::Present(FsVersion("v".into())), &actor(Some("s1"))).unwrap();
+    observe(
+        &ctx,
+        &target(),
+        FsObservation::Present(FsVersion("v".into())),
+        &actor(Some("s1")),
+    )
+    .unwrap();
     assert!(decisions(&ctx, Some("s2")).await.1.is_err());
-    observe(&ctx, &target(), FsObservation::Present(FsVersion("v".into())), &actor(None)).unwrap();
-    assert_eq!(decisions(&ctx, None).await.0, Some(FsWriteIntent::CreateIfAbsent));
+    observe(
+        &ctx,
+        &target(),
+        FsObservation::Present(FsVersion("v".into())),
+        &actor(None),
+    )
+    .unwrap();
+    assert_eq!(
+        decisions(&ctx, None).await.0,
+        Some(FsWriteIntent::CreateIfAbsent)
+    );
     assert!(decisions(&ctx, None).await.1.is_err());
     kernel.shutdown().await;
 }
@@ -87,10 +128,11 @@ async fn sessions_are_isolated_and_calls_without_one_are_not_kept() {
 async fn the_first_decider_wins() {
     let kernel = kernel().await;
     let ctx = kernel.root();
-    ctx.on::<FsWriteIntentEvent>(|_args: dsh_fs::events::FsIntentArgs, _next| async {
-        Ok(None)
-    })
-    .unwrap();
-    assert_eq!(decisions(&ctx, Some("s1")).await.0, Some(FsWriteIntent::CreateIfAbsent));
+    ctx.on::<FsWriteIntentEvent>(|_args: dsh_fs::events::FsIntentArgs, _next| async { Ok(None) })
+        .unwrap();
+    assert_eq!(
+        decisions(&ctx, Some("s1")).await.0,
+        Some(FsWriteIntent::CreateIfAbsent)
+    );
     kernel.shutdown().await;
 }

@@ -4,9 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dsh_fs::{
-    FileSystem, FsDirEntry, FsEditOutcome, FsEditRequest, FsError, FsErrorCode, FsInfo,
-    FsPathInfo, FsTarget, FsVersion, FsWriteIntent, FsWriteOutcome, LocalDisk,
-    is_own_proc_entry, quoted,
+    FileSystem, FsDirEntry, FsEditOutcome, FsEditRequest, FsError, FsErrorCode, FsInfo, FsPathInfo,
+    FsTarget, FsVersion, FsWriteIntent, FsWriteOutcome, LocalDisk, is_own_proc_entry, quoted,
 };
 use dsh_shell::{SandboxExecutionPolicy, SandboxMode, SandboxPolicyService, write_plan};
 

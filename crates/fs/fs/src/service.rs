@@ -90,5 +90,7 @@ pub const FS: dsh_kernel::ServiceKey<dyn FileSystem> = dsh_kernel::ServiceKey::n
 /// descriptors.
 pub fn is_own_proc_entry(path: &Path) -> bool {
     let own = PathBuf::from(format!("/proc/{}", std::process::id()));
-    path.starts_with(&own) || path.starts_with("/proc/self") || path.starts_with("/proc/thread-self")
+    path.starts_with(&own)
+        || path.starts_with("/proc/self")
+        || path.starts_with("/proc/thread-self")
 }

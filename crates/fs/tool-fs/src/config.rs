@@ -46,9 +46,21 @@ impl ToolFsConfig {
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         Ok(ReadCaps {
             limit: positive(self.read_limit.as_ref(), "readLimit", 2000)?,
-            max_line_length: size(positive(self.read_max_line_length.as_ref(), "readMaxLineLength", 2000)?),
-            max_bytes: size(positive(self.read_max_bytes.as_ref(), "readMaxBytes", 51200)?),
-            stream_min_size: positive(self.read_stream_min_size.as_ref(), "readStreamMinSize", 10_485_760)?,
+            max_line_length: size(positive(
+                self.read_max_line_length.as_ref(),
+                "readMaxLineLength",
+                2000,
+            )?),
+            max_bytes: size(positive(
+                self.read_max_bytes.as_ref(),
+                "readMaxBytes",
+                51200,
+            )?),
+            stream_min_size: positive(
+                self.read_stream_min_size.as_ref(),
+                "readStreamMinSize",
+                10_485_760,
+            )?,
         })
     }
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use dsh_fs::FsActor;
 use dsh_kernel::Context;
 use dsh_shell::{SandboxExecutionPolicy, SandboxMode, SandboxPolicyService};
-use dsh_tools::{APPROVAL, EscalationAsk, ToolError, ToolRunContext, approve_escalation, escalation_args};
+use dsh_tools::{
+    APPROVAL, EscalationAsk, ToolError, ToolRunContext, approve_escalation, escalation_args,
+};
 use serde_json::Value;
 
 /// Whether a path has a `..` segment.
@@ -18,17 +20,10 @@ fn has_parent_segment(path: &str) -> bool {
 /// as recorded, canonicalized when it or `path` has a `..` segment; `None` outside a
 /// session (the provider's default applies).
 pub fn session_cwd(run: &ToolRunContext, path: &str) -> Option<String> {
-    let cwd = run
-        .caller
-        .as_ref()?
-        .session_header
-        .as_ref()?
-        .cwd
-        .clone()?;
+    let cwd = run.caller.as_ref()?.session_header.as_ref()?.cwd.clone()?;
     if has_parent_segment(&cwd) || has_parent_segment(path) {
         return Some(
-            std::fs::canonicalize(&cwd)
-                .map_or(cwd, |real| real.to_string_lossy().into_owned()),
+            std::fs::canonicalize(&cwd).map_or(cwd, |real| real.to_string_lossy().into_owned()),
         );
     }
     Some(cwd)
@@ -37,7 +32,10 @@ pub fn session_cwd(run: &ToolRunContext, path: &str) -> Option<String> {
 /// The actor of a call, for the `fs/*` events.
 pub fn actor(run: &ToolRunContext) -> FsActor {
     FsActor {
-        session_id: run.caller.as_ref().and_then(|caller| caller.session_id.clone()),
+        session_id: run
+            .caller
+            .as_ref()
+            .and_then(|caller| caller.session_id.clone()),
         tool_name: run.name.clone(),
         call_id: run.call_id.clone(),
     }
@@ -88,8 +86,9 @@ impl FsSandbox {
                  filesystem to escalate)",
             ));
         };
-        let mode = SandboxMode::parse(&requested)
-            .ok_or_else(|| ToolError::new(format!("invalid sandbox_permissions \"{requested}\"")))?;
+        let mode = SandboxMode::parse(&requested).ok_or_else(|| {
+            ToolError::new(format!("invalid sandbox_permissions \"{requested}\""))
+        })?;
         let approver = self.ctx.get(&APPROVAL);
         let ask = EscalationAsk {
             requested: mode.as_str(),

@@ -48,8 +48,14 @@ mod tests {
     #[test]
     fn the_edit_fixture() {
         assert_eq!(
-            hunk_diffs("config.txt", "mode=DEBUG\nlevel=info\n", "mode=RELEASE\nlevel=info\n"),
-            vec![json!({"path": "config.txt", "oldText": "mode=DEBUG\nlevel=info", "newText": "mode=RELEASE\nlevel=info"})]
+            hunk_diffs(
+                "config.txt",
+                "mode=DEBUG\nlevel=info\n",
+                "mode=RELEASE\nlevel=info\n"
+            ),
+            vec![
+                json!({"path": "config.txt", "oldText": "mode=DEBUG\nlevel=info", "newText": "mode=RELEASE\nlevel=info"})
+            ]
         );
     }
 
@@ -62,7 +68,10 @@ mod tests {
         let after: String = lines.iter().map(|line| format!("{line}\n")).collect();
         assert_eq!(hunk_diffs("f", &before, &after).len(), 2);
         let inserted = hunk_diffs("f", "", "a\nb\n");
-        assert_eq!(inserted, vec![json!({"path": "f", "oldText": null, "newText": "a\nb"})]);
+        assert_eq!(
+            inserted,
+            vec![json!({"path": "f", "oldText": null, "newText": "a\nb"})]
+        );
         assert!(hunk_diffs("f", "same\n", "same\n").is_empty());
     }
 }

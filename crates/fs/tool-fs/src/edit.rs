@@ -36,9 +36,15 @@ impl EditTool {
 }
 
 fn render(value: Value, args: &Value) -> ToolOutput {
-    let path = value.get("path").and_then(Value::as_str).unwrap_or_default();
+    let path = value
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let replace_all = args.get("replace_all").and_then(Value::as_bool) == Some(true);
-    let file_path = args.get("file_path").and_then(Value::as_str).unwrap_or_default();
+    let file_path = args
+        .get("file_path")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let diffs = match (
         value.get("before").and_then(Value::as_str),
         value.get("after").and_then(Value::as_str),
@@ -66,7 +72,12 @@ impl ToolDefinition for EditTool {
 
     async fn execute(&self, args: Value, run: ToolRunContext) -> Result<ToolOutput, ToolError> {
         let file_path = required_path(&args, "file_path")?;
-        let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let text = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         let request = FsEditRequest {
             old_string: text("old_string"),
             new_string: text("new_string"),
@@ -106,7 +117,8 @@ impl ToolDefinition for EditTool {
             &actor(&run),
         )
         .map_err(|error| ToolError::new(error.to_string()))?;
-        let value = json!({"path": target.display_path, "before": outcome.before, "after": outcome.after});
+        let value =
+            json!({"path": target.display_path, "before": outcome.before, "after": outcome.after});
         Ok(render(value, &args))
     }
 

@@ -49,8 +49,14 @@ mod tests {
 
     #[test]
     fn remedies_and_markers() {
-        let error = remediate(FsError::new(FsErrorCode::NotObserved, "edit requires reading \"/ws/settings.txt\" first"));
-        assert_eq!(error.message(), "edit requires reading \"/ws/settings.txt\" first — read the file, then retry");
+        let error = remediate(FsError::new(
+            FsErrorCode::NotObserved,
+            "edit requires reading \"/ws/settings.txt\" first",
+        ));
+        assert_eq!(
+            error.message(),
+            "edit requires reading \"/ws/settings.txt\" first — read the file, then retry"
+        );
         let stale = remediate(FsError::new(FsErrorCode::StaleVersion, "x"));
         assert_eq!(stale.message(), "x — re-read the file, then retry");
         let denied = map_denial(
@@ -63,6 +69,9 @@ mod tests {
             format!("[sandbox: file access denied under read-only mode]\n{FS_ESCALATION_HINT}")
         );
         let info = tool_error(denied);
-        assert_eq!(info.info().map(|info| info.code.as_str()), Some("FS_SANDBOX_DENIED"));
+        assert_eq!(
+            info.info().map(|info| info.code.as_str()),
+            Some("FS_SANDBOX_DENIED")
+        );
     }
 }

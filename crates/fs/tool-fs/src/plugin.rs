@@ -41,10 +41,17 @@ impl Plugin for ToolFsPlugin {
             )?),
         };
         let sandbox = FsSandbox::new(ctx.clone(), policies);
-        tools.register(&ctx, Arc::new(ReadTool::new(ctx.clone(), Arc::clone(&fs), caps)))?;
         tools.register(
             &ctx,
-            Arc::new(WriteTool::new(ctx.clone(), Arc::clone(&fs), sandbox.clone())),
+            Arc::new(ReadTool::new(ctx.clone(), Arc::clone(&fs), caps)),
+        )?;
+        tools.register(
+            &ctx,
+            Arc::new(WriteTool::new(
+                ctx.clone(),
+                Arc::clone(&fs),
+                sandbox.clone(),
+            )),
         )?;
         tools.register(&ctx, Arc::new(EditTool::new(ctx.clone(), fs, sandbox)))?;
         tools.register(&ctx, Arc::new(ReadImageTool::new()))?;

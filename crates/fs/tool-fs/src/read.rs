@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use dsh_fs::{FS_ERROR_NAME, FileSystem, FsErrorCode, FsInfo, FsKind, FsObservation, FsTarget, events, quoted};
+use dsh_fs::{
+    FS_ERROR_NAME, FileSystem, FsErrorCode, FsInfo, FsKind, FsObservation, FsTarget, events, quoted,
+};
 use dsh_kernel::Context;
 use dsh_tools::{ContentBlock, ToolDefinition, ToolError, ToolOutput, ToolRunContext};
 use serde_json::{Value, json};
@@ -53,7 +55,9 @@ fn window_args(args: &Value, max_limit: u64) -> Result<(u64, u64), ToolError> {
             None | Some(Value::Null) => Ok(None),
             Some(value) => value
                 .as_f64()
-                .filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_991.0)
+                .filter(|n| {
+                    n.is_finite() && *n >= 1.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_991.0
+                })
                 .map(|n| Some(n as u64))
                 .ok_or_else(|| ToolError::new(format!("{key} must be a positive integer"))),
         }
@@ -105,7 +109,10 @@ pub(crate) async fn regular_read_target(
 }
 
 fn render(value: &Value, limit: u64) -> ToolOutput {
-    let path = value.get("path").and_then(Value::as_str).unwrap_or_default();
+    let path = value
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let offset = value.get("offset").and_then(Value::as_u64).unwrap_or(1);
     let total = value.get("totalLines").and_then(Value::as_u64).unwrap_or(0);
     let lines: Vec<WindowLine> = value
@@ -116,12 +123,18 @@ fn render(value: &Value, limit: u64) -> ToolOutput {
                 .iter()
                 .map(|line| WindowLine {
                     number: line.get("number").and_then(Value::as_u64).unwrap_or(0),
-                    text: line.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    text: line
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let end = lines.last().map_or_else(|| offset.saturating_sub(1), |line| line.number);
+    let end = lines
+        .last()
+        .map_or_else(|| offset.saturating_sub(1), |line| line.number);
     let capped = (lines.len() as u64) < limit && end < total;
     let text = format_read_output(path, offset, &lines, total, capped);
     let mut meta = json!({"path": path, "offset": offset, "lines": value.get("lines").cloned().unwrap_or_else(|| json!([])), "totalLines": total});
@@ -184,8 +197,13 @@ impl ToolDefinition for ReadTool {
             Some(FsErrorCode::Aborted) => ToolError::aborted(),
             _ => tool_error(error),
         })?;
-        events::observe(&self.ctx, &target, FsObservation::Present(info.version), &actor(&run))
-            .map_err(|error| ToolError::new(error.to_string()))?;
+        events::observe(
+            &self.ctx,
+            &target,
+            FsObservation::Present(info.version),
+            &actor(&run),
+        )
+        .map_err(|error| ToolError::new(error.to_string()))?;
         let value = json!({
             "path": target.display_path,
             "offset": offset,
@@ -207,11 +225,21 @@ mod tests {
 
     #[test]
     fn window_arguments_follow_dsh() {
-        let check = |args: Value| window_args(&args, 2000).map_err(|error| error.message().to_owned());
+        let check =
+            |args: Value| window_args(&args, 2000).map_err(|error| error.message().to_owned());
         assert_eq!(check(json!({})), Ok((1, 2000)));
         assert_eq!(check(json!({"offset": 5, "limit": 4})), Ok((5, 4)));
-        assert_eq!(check(json!({"offset": 1.5})).unwrap_err(), "offset must be a positive integer");
-        assert_eq!(check(json!({"limit": 0})).unwrap_err(), "limit must be a positive integer");
-        assert_eq!(check(json!({"limit": 2001})).unwrap_err(), "limit must be less than or equal to 2000");
+        assert_eq!(
+            check(json!({"offset": 1.5})).unwrap_err(),
+            "offset must be a positive integer"
+        );
+        assert_eq!(
+            check(json!({"limit": 0})).unwrap_err(),
+            "limit must be a positive integer"
+        );
+        assert_eq!(
+            check(json!({"limit": 2001})).unwrap_err(),
+            "limit must be less than or equal to 2000"
+        );
     }
 }

@@ -42,7 +42,11 @@ pub fn format_read_output(
 
 /// The envelope of a write: `Created file` or `Updated file`.
 pub fn format_write_output(display_path: &str, created: bool) -> String {
-    let what = if created { "Created file" } else { "Updated file" };
+    let what = if created {
+        "Created file"
+    } else {
+        "Updated file"
+    };
     format!("<path>{display_path}</path>\n<type>file</type>\n<content>\n{what}\n</content>")
 }
 
@@ -123,8 +127,10 @@ mod tests {
             format_read_output("/e", 1, &[], 0, false),
             "<path>/e</path>\n<type>file</type>\n<content>\n(End of file - total 0 lines)\n</content>"
         );
-        assert!(format_read_output("/c", 1, &[line(1, "a")], 9, true)
-            .contains("(Output capped. Showing lines 1-1. Use offset=2 to continue.)"));
+        assert!(
+            format_read_output("/c", 1, &[line(1, "a")], 9, true)
+                .contains("(Output capped. Showing lines 1-1. Use offset=2 to continue.)")
+        );
     }
 
     #[test]

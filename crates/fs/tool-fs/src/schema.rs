@@ -73,7 +73,10 @@ pub fn write_parameters(escalation: bool) -> Value {
         "file_path": {"type": "string", "description": "The file to write (absolute, or relative to the session's directory)."},
         "content": {"type": "string", "description": "The complete new UTF-8 content."}
     });
-    object(with_escalation(properties, escalation), &["file_path", "content"])
+    object(
+        with_escalation(properties, escalation),
+        &["file_path", "content"],
+    )
 }
 
 /// `edit`'s parameters.

@@ -108,7 +108,10 @@ impl WindowBuilder {
         }
         let max = self.request.max_line_length;
         let text = if units > max {
-            format!("{}... (line truncated to {max} chars)", cut_utf16(&line, max))
+            format!(
+                "{}... (line truncated to {max} chars)",
+                cut_utf16(&line, max)
+            )
         } else {
             line
         };

@@ -37,7 +37,10 @@ impl WriteTool {
 
 /// The text of a write value.
 fn render(value: Value, file_path: &str) -> ToolOutput {
-    let path = value.get("path").and_then(Value::as_str).unwrap_or_default();
+    let path = value
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let created = value.get("operation").and_then(Value::as_str) == Some("create");
     let text = format_write_output(path, created);
     let diffs = match (
@@ -109,7 +112,10 @@ impl ToolDefinition for WriteTool {
     }
 
     fn render(&self, args: &Value, value: Value) -> Result<ToolOutput, ToolError> {
-        let file_path = args.get("file_path").and_then(Value::as_str).unwrap_or_default();
+        let file_path = args
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         Ok(render(value, file_path))
     }
 }

@@ -60,7 +60,13 @@ fn write(disk: &SandboxedDisk, path: &str) -> Result<(), String> {
     let target = disk.resolve(path, None).map_err(|e| e.to_string())?;
     disk.write_text(&target, "x", None, None)
         .map(|_| ())
-        .map_err(|error| format!("{}: {}", error.code().map_or("-", FsErrorCode::as_str), error.message()))
+        .map_err(|error| {
+            format!(
+                "{}: {}",
+                error.code().map_or("-", FsErrorCode::as_str),
+                error.message()
+            )
+        })
 }
 
 #[test]
@@ -73,7 +79,9 @@ fn read_only_denies_every_mutation_and_allows_reads() {
     let shown = &target.display_path;
     assert_eq!(
         write(&disk, "a.txt").unwrap_err(),
-        format!("FS_SANDBOX_DENIED: cannot write \"{shown}\": file access denied under read-only mode")
+        format!(
+            "FS_SANDBOX_DENIED: cannot write \"{shown}\": file access denied under read-only mode"
+        )
     );
     let edit = FsEditRequest {
         old_string: "old".into(),
@@ -94,10 +102,22 @@ fn workspace_write_fences_to_the_workspace_and_temp() {
     let tmp = tempfile::NamedTempFile::new_in("/tmp").unwrap();
     write(&disk, &tmp.path().to_string_lossy()).unwrap();
     let outside = setup.outside.join("x.txt");
-    assert!(write(&disk, &outside.to_string_lossy()).unwrap_err().contains("FS_SANDBOX_DENIED"));
-    assert!(write(&disk, "../outside/y.txt").unwrap_err().contains("workspace-write mode"));
+    assert!(
+        write(&disk, &outside.to_string_lossy())
+            .unwrap_err()
+            .contains("FS_SANDBOX_DENIED")
+    );
+    assert!(
+        write(&disk, "../outside/y.txt")
+            .unwrap_err()
+            .contains("workspace-write mode")
+    );
     std::os::unix::fs::symlink(&setup.outside, setup.workspace.join("link")).unwrap();
-    assert!(write(&disk, "link/z.txt").unwrap_err().contains("FS_SANDBOX_DENIED"));
+    assert!(
+        write(&disk, "link/z.txt")
+            .unwrap_err()
+            .contains("FS_SANDBOX_DENIED")
+    );
     assert!(!setup.outside.join("z.txt").exists());
     assert!(!outside.exists());
 }
@@ -125,7 +145,11 @@ fn protected_paths_stay_read_only_inside_the_workspace() {
         SandboxMode::WorkspaceWrite,
         vec![ProtectedPath::new(&store, "the session store")],
     );
-    assert!(write(&disk, "store/log.jsonl").unwrap_err().contains("FS_SANDBOX_DENIED"));
+    assert!(
+        write(&disk, "store/log.jsonl")
+            .unwrap_err()
+            .contains("FS_SANDBOX_DENIED")
+    );
     write(&disk, "elsewhere.txt").unwrap();
 }
 
@@ -139,7 +163,8 @@ fn full_access_and_an_approved_escalation_write_anywhere() {
         mode: SandboxMode::DangerFullAccess,
         ..disk.policies.standing()
     };
-    disk.write_text(&target, "ok", None, Some(&granted)).unwrap();
+    disk.write_text(&target, "ok", None, Some(&granted))
+        .unwrap();
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "ok");
 }
 

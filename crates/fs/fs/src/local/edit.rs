@@ -86,19 +86,30 @@ mod tests {
 
     #[test]
     fn edits_are_literal_and_counted() {
-        assert_eq!(apply_literal_edit("a $& b", "$&", "x$1", false, "/f").unwrap(), "a x$1 b");
+        assert_eq!(
+            apply_literal_edit("a $& b", "$&", "x$1", false, "/f").unwrap(),
+            "a x$1 b"
+        );
         let error = apply_literal_edit("aa aa", "aa", "b", false, "/f").unwrap_err();
         assert_eq!(
             error.message(),
             "old_string matched 2 times in \"/f\"; provide a more specific old_string or set \
              replace_all to true"
         );
-        assert_eq!(apply_literal_edit("aa aa", "aa", "b", true, "/f").unwrap(), "b b");
         assert_eq!(
-            apply_literal_edit("abc", "x", "y", false, "/f").unwrap_err().message(),
+            apply_literal_edit("aa aa", "aa", "b", true, "/f").unwrap(),
+            "b b"
+        );
+        assert_eq!(
+            apply_literal_edit("abc", "x", "y", false, "/f")
+                .unwrap_err()
+                .message(),
             "old_string was not found in \"/f\""
         );
-        assert_eq!(apply_literal_edit("aaa", "aa", "b", false, "/f").unwrap(), "ba");
+        assert_eq!(
+            apply_literal_edit("aaa", "aa", "b", false, "/f").unwrap(),
+            "ba"
+        );
     }
 
     proptest! {

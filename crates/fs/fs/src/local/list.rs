@@ -14,10 +14,11 @@ pub(crate) fn list_directory(target: &FsTarget) -> Result<Vec<FsDirEntry>, FsErr
     let fail = |error: &std::io::Error| {
         let (code, detail) = if is_missing(error) {
             (FsErrorCode::NotFound, "not found".to_owned())
-        } else if error.raw_os_error() == Some(nix::libc::ENOTDIR) {
-            (FsErrorCode::NotDirectory, "not a directory".to_owned())
         } else if error.kind() == std::io::ErrorKind::PermissionDenied {
-            (FsErrorCode::PermissionDenied, "permission denied".to_owned())
+            (
+                FsErrorCode::PermissionDenied,
+                "permission denied".to_owned(),
+            )
         } else {
             (FsErrorCode::IoError, error.to_string())
         };
@@ -41,7 +42,10 @@ pub(crate) fn list_directory(target: &FsTarget) -> Result<Vec<FsDirEntry>, FsErr
         let child_key = target.target_key.join(entry.file_name());
         let child = FsTarget {
             target_key: std::fs::canonicalize(&child_key).unwrap_or(child_key),
-            display_path: Path::new(display).join(&name).to_string_lossy().into_owned(),
+            display_path: Path::new(display)
+                .join(&name)
+                .to_string_lossy()
+                .into_owned(),
         };
         let info = probe(&child.target_key).ok().flatten();
         let (kind, version, size) = match info {

@@ -20,9 +20,9 @@ use crate::types::{
     FsWriteIntent, FsWriteOperation, FsWriteOutcome,
 };
 
+use publish::{Publish, not_observed, write_file_atomic};
 pub use read::{BINARY_SNIFF_BYTES, MAX_WHOLE_TEXT_BYTES};
 pub use resolve::quoted;
-use publish::{Publish, not_observed, write_file_atomic};
 
 /// dsh's default bound on the diff basis of a write (10 MiB).
 pub const DEFAULT_DIFF_BASIS_MAX_BYTES: u64 = 10 * 1024 * 1024;
@@ -79,13 +79,14 @@ impl LocalDisk {
     }
 
     fn probe(&self, target: &FsTarget, verb: &str) -> Result<Option<FsInfo>, FsError> {
-        resolve::probe(&target.target_key).map_err(|error| {
-            read::io_error(&error, &target.display_path, verb).caused_by(error)
-        })
+        resolve::probe(&target.target_key)
+            .map_err(|error| read::io_error(&error, &target.display_path, verb).caused_by(error))
     }
 
     fn mode_of(target: &FsTarget) -> Option<u32> {
-        std::fs::metadata(&target.target_key).ok().map(|meta| meta.mode())
+        std::fs::metadata(&target.target_key)
+            .ok()
+            .map(|meta| meta.mode())
     }
 
     fn write_locked(
@@ -116,7 +117,10 @@ impl LocalDisk {
             {
                 return Err(FsError::new(
                     FsErrorCode::StaleVersion,
-                    format!("cannot write {}: file changed since it was read", quoted(display)),
+                    format!(
+                        "cannot write {}: file changed since it was read",
+                        quoted(display)
+                    ),
                 ));
             }
             (Some(FsWriteIntent::CreateIfAbsent), Some(_)) => return Err(not_observed(display)),
@@ -131,7 +135,13 @@ impl LocalDisk {
             Publish::CreateOnly
         };
         let mode = existing.as_ref().and_then(|_| Self::mode_of(target));
-        write_file_atomic(&target.target_key, display, content.as_bytes(), mode, publish)?;
+        write_file_atomic(
+            &target.target_key,
+            display,
+            content.as_bytes(),
+            mode,
+            publish,
+        )?;
         Ok(FsWriteOutcome {
             operation: if existing.is_some() {
                 FsWriteOperation::Update
@@ -154,7 +164,10 @@ impl LocalDisk {
         let stale = || {
             FsError::new(
                 FsErrorCode::StaleVersion,
-                format!("cannot edit {}: file changed since it was read", quoted(display)),
+                format!(
+                    "cannot edit {}: file changed since it was read",
+                    quoted(display)
+                ),
             )
         };
         let Some(info) = self.probe(target, "edit")? else {
@@ -179,9 +192,19 @@ impl LocalDisk {
             request.replace_all,
             display,
         )?;
-        let written = if crlf { edit::to_crlf(&after) } else { after.clone() };
+        let written = if crlf {
+            edit::to_crlf(&after)
+        } else {
+            after.clone()
+        };
         let mode = Self::mode_of(target);
-        write_file_atomic(&target.target_key, display, written.as_bytes(), mode, Publish::Replace)?;
+        write_file_atomic(
+            &target.target_key,
+            display,
+            written.as_bytes(),
+            mode,
+            Publish::Replace,
+        )?;
         Ok(FsEditOutcome {
             version: self.version_after(target),
             before,
@@ -209,7 +232,8 @@ impl FileSystem for LocalDisk {
 
     fn lstat(&self, path: &str, cwd: Option<&str>) -> Result<Option<FsPathInfo>, FsError> {
         let base = cwd.map_or_else(|| self.cwd.clone(), PathBuf::from);
-        let absolute = resolve::lexical_absolute(&base, path);
+        // The same checks as `resolve`: a blank path or one with a NUL is refused.
+        let absolute = PathBuf::from(resolve::resolve_target(&base, path)?.display_path);
         resolve::probe_no_follow(&absolute).map_err(|error| {
             read::io_error(&error, &absolute.to_string_lossy(), "stat").caused_by(error)
         })
@@ -242,7 +266,9 @@ impl FileSystem for LocalDisk {
         expected: Option<&FsWriteIntent>,
         _policy: Option<&SandboxExecutionPolicy>,
     ) -> Result<FsWriteOutcome, FsError> {
-        self.locked(&target.target_key, || self.write_locked(target, content, expected))
+        self.locked(&target.target_key, || {
+            self.write_locked(target, content, expected)
+        })
     }
 
     fn edit_text(
@@ -252,6 +278,8 @@ impl FileSystem for LocalDisk {
         expected: Option<&FsVersion>,
         _policy: Option<&SandboxExecutionPolicy>,
     ) -> Result<FsEditOutcome, FsError> {
-        self.locked(&target.target_key, || self.edit_locked(target, edit, expected))
+        self.locked(&target.target_key, || {
+            self.edit_locked(target, edit, expected)
+        })
     }
 }

@@ -43,10 +43,10 @@ pub(crate) fn write_file_atomic(
         .create(&staging)
         .map_err(|error| plain(display, &error))?;
     let result = stage_and_publish(&staging, &name, target, display, content, mode, publish);
-    if let Err(error) = std::fs::remove_dir_all(&staging) {
-        if result.is_err() {
-            tracing::warn!("fs: cannot remove {}: {error}", staging.display());
-        }
+    if let Err(error) = std::fs::remove_dir_all(&staging)
+        && result.is_err()
+    {
+        tracing::warn!("fs: cannot remove {}: {error}", staging.display());
     }
     result
 }

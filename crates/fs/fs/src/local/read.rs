@@ -143,9 +143,7 @@ pub(crate) fn stream_text(
         let chunk = buffer.get(..filled).unwrap_or_default();
         if offset < BINARY_SNIFF_BYTES {
             let fresh = chunk.get(carried..).unwrap_or_default();
-            let window = fresh
-                .get(..BINARY_SNIFF_BYTES - offset)
-                .unwrap_or(fresh);
+            let window = fresh.get(..BINARY_SNIFF_BYTES - offset).unwrap_or(fresh);
             if memchr::memchr(0, window).is_some() {
                 return Err(binary(display, verb));
             }
@@ -261,14 +259,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"abc\0def").unwrap();
-        assert_eq!(streamed(&path).unwrap_err().message(), "cannot read \"/f\": binary file");
+        assert_eq!(
+            streamed(&path).unwrap_err().message(),
+            "cannot read \"/f\": binary file"
+        );
         std::fs::write(&path, b"abc\xffdef").unwrap();
         assert_eq!(
             streamed(&path).unwrap_err().message(),
             "cannot read \"/f\": invalid UTF-8 text"
         );
         std::fs::write(&path, b"ends in a cut \xe2\x9c").unwrap();
-        assert_eq!(streamed(&path).unwrap_err().code(), Some(FsErrorCode::NotText));
+        assert_eq!(
+            streamed(&path).unwrap_err().code(),
+            Some(FsErrorCode::NotText)
+        );
         std::fs::write(&path, b"").unwrap();
         assert_eq!(streamed(&path).unwrap(), "");
     }

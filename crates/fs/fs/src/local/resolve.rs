@@ -71,6 +71,13 @@ pub(crate) fn resolve_target(cwd: &Path, path: &str) -> Result<FsTarget, FsError
                     ),
                 ));
             }
+            Err(error) if error.kind() != ErrorKind::NotFound => {
+                return Err(FsError::new(
+                    FsErrorCode::IoError,
+                    format!("cannot resolve {}: {error}", quoted(&display_path)),
+                )
+                .caused_by(error));
+            }
             Err(_) => match (existing.parent(), existing.file_name()) {
                 (Some(parent), Some(name)) => {
                     missing.push(name);
@@ -87,23 +94,9 @@ pub(crate) fn resolve_target(cwd: &Path, path: &str) -> Result<FsTarget, FsError
     }
 }
 
-/// `"<path>"` as dsh quotes paths in messages (a JSON string).
+/// `"<path>"` as dsh puts paths in messages: the path between double quotes, as it is.
 pub fn quoted(path: &str) -> String {
-    let mut out = String::with_capacity(path.len() + 2);
-    out.push('"');
-    for ch in path.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    format!("\"{path}\"")
 }
 
 /// The version token of `meta`: `<dev>:<ino>:<size>:<mtimeNs>:<ctimeNs>`.
@@ -132,7 +125,7 @@ pub(crate) fn probe(path: &Path) -> Result<Option<FsInfo>, std::io::Error> {
             Ok(Some(FsInfo {
                 version: version_of(&meta),
                 kind,
-                size: meta.is_file().then(|| meta.len()),
+                size: meta.is_file().then_some(meta.len()),
             }))
         }
         Err(error) if is_missing(&error) => Ok(None),
@@ -157,7 +150,7 @@ pub(crate) fn probe_no_follow(path: &Path) -> Result<Option<FsPathInfo>, std::io
             Ok(Some(FsPathInfo {
                 version: version_of(&meta),
                 kind,
-                size: file_type.is_file().then(|| meta.len()),
+                size: file_type.is_file().then_some(meta.len()),
             }))
         }
         Err(error) if is_missing(&error) => Ok(None),
@@ -184,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_are_quoted_as_json() {
-        assert_eq!(quoted("/a \"b\"\n"), r#""/a \"b\"\n""#);
+    fn paths_are_quoted_as_they_are() {
+        assert_eq!(quoted("/a \"b\""), r#""/a "b"""#);
     }
 }

@@ -16,11 +16,17 @@ fn build(chunks: &[&str], request: WindowRequest) -> Result<Window, String> {
     for chunk in chunks {
         builder.push(chunk);
     }
-    builder.finish("/f").map_err(|error| error.message().to_owned())
+    builder
+        .finish("/f")
+        .map_err(|error| error.message().to_owned())
 }
 
 fn texts(window: &Window) -> Vec<(u64, &str)> {
-    window.lines.iter().map(|line| (line.number, line.text.as_str())).collect()
+    window
+        .lines
+        .iter()
+        .map(|line| (line.number, line.text.as_str()))
+        .collect()
 }
 
 #[test]
@@ -37,7 +43,10 @@ fn line_counting_follows_dsh() {
 fn offset_and_limit_choose_the_window() {
     let text: String = (1..=10).map(|n| format!("line {n}\n")).collect();
     let window = build(&[&text], request(5, 4)).unwrap();
-    assert_eq!(texts(&window), vec![(5, "line 5"), (6, "line 6"), (7, "line 7"), (8, "line 8")]);
+    assert_eq!(
+        texts(&window),
+        vec![(5, "line 5"), (6, "line 6"), (7, "line 7"), (8, "line 8")]
+    );
     assert_eq!(window.total_lines, 10);
     assert_eq!(
         build(&[&text], request(11, 4)).unwrap_err(),
@@ -55,7 +64,10 @@ fn long_lines_and_the_byte_cap() {
         window.lines[0].text,
         format!("{}... (line truncated to 2000 chars)", "x".repeat(2000))
     );
-    let capped = WindowRequest { max_bytes: 10, ..request(1, 10) };
+    let capped = WindowRequest {
+        max_bytes: 10,
+        ..request(1, 10)
+    };
     let window = build(&["12345\n1234\n1\n"], capped).unwrap();
     assert_eq!(texts(&window), vec![(1, "12345"), (2, "1234")]);
     assert!(window.truncated_by_bytes);

@@ -127,7 +127,12 @@ impl Harness {
     /// Runs one call outside any session.
     pub async fn call(&self, name: &str, arguments: Value) -> ToolExecutionResult {
         self.tools
-            .execute(ToolExecutionInput::new("call-1", name, arguments, CancellationToken::new()))
+            .execute(ToolExecutionInput::new(
+                "call-1",
+                name,
+                arguments,
+                CancellationToken::new(),
+            ))
             .await
     }
 

@@ -14,29 +14,50 @@ async fn edit_needs_a_read_and_fails_after_an_outside_change() {
     let before = h.session_call("edit", edit.clone()).await;
     assert_eq!(
         text(&before),
-        format!("Error: edit requires reading \"{}\" first — read the file, then retry", s(&file))
+        format!(
+            "Error: edit requires reading \"{}\" first — read the file, then retry",
+            s(&file)
+        )
     );
     assert_eq!(code(&before).as_deref(), Some("FS_NOT_OBSERVED"));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mode=DEBUG\nlevel=info\n");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "mode=DEBUG\nlevel=info\n"
+    );
 
-    h.session_call("read", json!({"file_path": "settings.txt"})).await;
+    h.session_call("read", json!({"file_path": "settings.txt"}))
+        .await;
     let done = h.session_call("edit", edit.clone()).await;
-    assert_eq!(text(&done), format!("The file {} has been updated successfully.", s(&file)));
+    assert_eq!(
+        text(&done),
+        format!("The file {} has been updated successfully.", s(&file))
+    );
     assert_eq!(
         done.meta,
-        Some(json!({"diffs": [{"path": "settings.txt", "oldText": "mode=DEBUG\nlevel=info", "newText": "mode=RELEASE\nlevel=info"}]}))
+        Some(
+            json!({"diffs": [{"path": "settings.txt", "oldText": "mode=DEBUG\nlevel=info", "newText": "mode=RELEASE\nlevel=info"}]})
+        )
     );
 
     std::fs::write(&file, "mode=RELEASE\nlevel=warn\n").unwrap();
     let stale = h
-        .session_call("edit", json!({"file_path": "settings.txt", "old_string": "warn", "new_string": "error"}))
+        .session_call(
+            "edit",
+            json!({"file_path": "settings.txt", "old_string": "warn", "new_string": "error"}),
+        )
         .await;
     assert_eq!(
         text(&stale),
-        format!("Error: cannot edit \"{}\": file changed since it was read — re-read the file, then retry", s(&file))
+        format!(
+            "Error: cannot edit \"{}\": file changed since it was read — re-read the file, then retry",
+            s(&file)
+        )
     );
     assert_eq!(code(&stale).as_deref(), Some("FS_STALE_VERSION"));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mode=RELEASE\nlevel=warn\n");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "mode=RELEASE\nlevel=warn\n"
+    );
     h.kernel.shutdown().await;
 }
 
@@ -45,13 +66,20 @@ async fn replace_all_and_ambiguous_matches() {
     let h = harness(Disk::Local).await;
     let file = h.path("list.txt");
     std::fs::write(&file, "a=1\r\nb=1\r\nc=2\r\n").unwrap();
-    h.session_call("read", json!({"file_path": "list.txt"})).await;
+    h.session_call("read", json!({"file_path": "list.txt"}))
+        .await;
     let ambiguous = h
-        .session_call("edit", json!({"file_path": "list.txt", "old_string": "=1", "new_string": "=9"}))
+        .session_call(
+            "edit",
+            json!({"file_path": "list.txt", "old_string": "=1", "new_string": "=9"}),
+        )
         .await;
     assert_eq!(
         text(&ambiguous),
-        format!("Error: old_string matched 2 times in \"{}\"; provide a more specific old_string or set replace_all to true", s(&file))
+        format!(
+            "Error: old_string matched 2 times in \"{}\"; provide a more specific old_string or set replace_all to true",
+            s(&file)
+        )
     );
     assert_eq!(code(&ambiguous).as_deref(), Some("FS_AMBIGUOUS_EDIT"));
     let all = h
@@ -59,15 +87,28 @@ async fn replace_all_and_ambiguous_matches() {
         .await;
     assert_eq!(
         text(&all),
-        format!("The file {} has been updated. All occurrences were successfully replaced.", s(&file))
+        format!(
+            "The file {} has been updated. All occurrences were successfully replaced.",
+            s(&file)
+        )
     );
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a=9\r\nb=9\r\nc=2\r\n", "CRLF is kept");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "a=9\r\nb=9\r\nc=2\r\n",
+        "CRLF is kept"
+    );
     let missing = h
-        .session_call("edit", json!({"file_path": "list.txt", "old_string": "zzz", "new_string": "y"}))
+        .session_call(
+            "edit",
+            json!({"file_path": "list.txt", "old_string": "zzz", "new_string": "y"}),
+        )
         .await;
     assert_eq!(code(&missing).as_deref(), Some("FS_EDIT_NOT_FOUND"));
     let same = h
-        .session_call("edit", json!({"file_path": "list.txt", "old_string": "a", "new_string": "a"}))
+        .session_call(
+            "edit",
+            json!({"file_path": "list.txt", "old_string": "a", "new_string": "a"}),
+        )
         .await;
     assert_eq!(text(&same), "Error: old_string and new_string must differ");
     h.kernel.shutdown().await;
@@ -78,22 +119,38 @@ async fn write_creates_refuses_unread_files_and_updates_read_ones() {
     let h = harness(Disk::Local).await;
     let file = h.path("notes/new.md");
     let created = h
-        .session_call("write", json!({"file_path": "notes/new.md", "content": "hello\n"}))
+        .session_call(
+            "write",
+            json!({"file_path": "notes/new.md", "content": "hello\n"}),
+        )
         .await;
     assert_eq!(
         text(&created),
-        format!("<path>{}</path>\n<type>file</type>\n<content>\nCreated file\n</content>", s(&file))
+        format!(
+            "<path>{}</path>\n<type>file</type>\n<content>\nCreated file\n</content>",
+            s(&file)
+        )
     );
     assert_eq!(created.meta, Some(json!({"diffs": []})));
     std::fs::write(h.path("old.md"), "theirs\n").unwrap();
-    let unread = h.session_call("write", json!({"file_path": "old.md", "content": "mine\n"})).await;
+    let unread = h
+        .session_call("write", json!({"file_path": "old.md", "content": "mine\n"}))
+        .await;
     assert_eq!(
         text(&unread),
-        format!("Error: cannot overwrite existing \"{}\" without reading it first — read the file, then retry", s(&h.path("old.md")))
+        format!(
+            "Error: cannot overwrite existing \"{}\" without reading it first — read the file, then retry",
+            s(&h.path("old.md"))
+        )
     );
-    assert_eq!(std::fs::read_to_string(h.path("old.md")).unwrap(), "theirs\n");
+    assert_eq!(
+        std::fs::read_to_string(h.path("old.md")).unwrap(),
+        "theirs\n"
+    );
     h.session_call("read", json!({"file_path": "old.md"})).await;
-    let updated = h.session_call("write", json!({"file_path": "old.md", "content": "mine\n"})).await;
+    let updated = h
+        .session_call("write", json!({"file_path": "old.md", "content": "mine\n"}))
+        .await;
     assert!(text(&updated).contains("Updated file"));
     assert_eq!(
         updated.meta,
@@ -101,7 +158,10 @@ async fn write_creates_refuses_unread_files_and_updates_read_ones() {
     );
     // Written by this session: an edit needs no new read.
     let edited = h
-        .session_call("edit", json!({"file_path": "old.md", "old_string": "mine", "new_string": "ours"}))
+        .session_call(
+            "edit",
+            json!({"file_path": "old.md", "old_string": "mine", "new_string": "ours"}),
+        )
         .await;
     assert!(!edited.is_error, "{}", text(&edited));
     h.kernel.shutdown().await;
@@ -112,18 +172,31 @@ async fn a_deleted_file_is_stale_then_recreated_after_a_read() {
     let h = harness(Disk::Local).await;
     let file = h.path("gone.txt");
     std::fs::write(&file, "x\n").unwrap();
-    h.session_call("read", json!({"file_path": "gone.txt"})).await;
+    h.session_call("read", json!({"file_path": "gone.txt"}))
+        .await;
     std::fs::remove_file(&file).unwrap();
-    let stale = h.session_call("write", json!({"file_path": "gone.txt", "content": "y\n"})).await;
+    let stale = h
+        .session_call("write", json!({"file_path": "gone.txt", "content": "y\n"}))
+        .await;
     assert_eq!(code(&stale).as_deref(), Some("FS_STALE_VERSION"));
     assert!(text(&stale).contains("file no longer exists — re-read the file, then retry"));
-    let missing = h.session_call("read", json!({"file_path": "gone.txt"})).await;
+    let missing = h
+        .session_call("read", json!({"file_path": "gone.txt"}))
+        .await;
     assert_eq!(code(&missing).as_deref(), Some("FS_NOT_FOUND"));
     let edit = h
-        .session_call("edit", json!({"file_path": "gone.txt", "old_string": "x", "new_string": "y"}))
+        .session_call(
+            "edit",
+            json!({"file_path": "gone.txt", "old_string": "x", "new_string": "y"}),
+        )
         .await;
-    assert_eq!(text(&edit), format!("Error: cannot edit \"{}\": not found", s(&file)));
-    let recreated = h.session_call("write", json!({"file_path": "gone.txt", "content": "y\n"})).await;
+    assert_eq!(
+        text(&edit),
+        format!("Error: cannot edit \"{}\": not found", s(&file))
+    );
+    let recreated = h
+        .session_call("write", json!({"file_path": "gone.txt", "content": "y\n"}))
+        .await;
     assert!(text(&recreated).contains("Created file"));
     h.kernel.shutdown().await;
 }
@@ -136,10 +209,18 @@ async fn outside_a_session_nothing_is_remembered() {
     let read = h.call("read", json!({"file_path": s(&file)})).await;
     assert!(!read.is_error);
     let edit = h
-        .call("edit", json!({"file_path": s(&file), "old_string": "a", "new_string": "b"}))
+        .call(
+            "edit",
+            json!({"file_path": s(&file), "old_string": "a", "new_string": "b"}),
+        )
         .await;
     assert_eq!(code(&edit).as_deref(), Some("FS_NOT_OBSERVED"));
-    let created = h.call("write", json!({"file_path": s(&h.path("two.txt")), "content": ""})).await;
+    let created = h
+        .call(
+            "write",
+            json!({"file_path": s(&h.path("two.txt")), "content": ""}),
+        )
+        .await;
     assert!(text(&created).contains("Created file"));
     assert_eq!(std::fs::read_to_string(h.path("two.txt")).unwrap(), "");
     h.kernel.shutdown().await;

@@ -1,0 +1,5 @@
+mod commands;
+mod invalid;
+mod listing;
+mod policy;
+mod support;
