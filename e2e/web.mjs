@@ -7,22 +7,25 @@
 //   DSH_E2E_ARTIFACTS       a directory for screenshots (NN-name.png)
 //   DSH_E2E_STORED_SESSION  the stored session's id
 //   CHROMIUM                the browser (default /usr/bin/chromium)
-//   DSH_BIN                 the dsh binary step 8 starts a second server with (default
+//   DSH_BIN                 the dsh binary steps 8 and 9 start servers of their own with (default
 //                           target/debug/dsh, or $CARGO_TARGET_DIR/debug/dsh)
 //
-// Steps 1-4 share one new session (each builds on the previous turn count); steps 5 to 8
+// Steps 1-4 share one new session (each builds on the previous turn count); steps 5 to 9
 // are independent and run even when an earlier step failed. Step 7 writes its measurements
 // to perf.json in the artifacts directory. Step 8 starts a server of its own that opens the
-// "browser" (a recorder) with a one-time login code. Exit 0 when every step passed.
+// "browser" (a recorder) with a one-time login code. Step 9 (file-cards.mjs) starts one over
+// a stored session of file-tool calls and checks their cards. Exit 0 when every step passed.
 
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { stepFileCards } from './file-cards.mjs';
 
 /** Milliseconds each wait may take. */
 const WAIT_MS = 15_000;
@@ -709,6 +712,17 @@ async function stepLongSession(page) {
 // Runner
 // ---------------------------------------------------------------------------------------
 
+/** 0: the unit tests of the UI's pure modules (ui-units.test.mjs, under node --test). */
+function stepUnitTests() {
+  const run = spawnSync(process.execPath, ['--test', path.join(REPO, 'e2e', 'ui-units.test.mjs')], { encoding: 'utf8' });
+  const summary = /^# pass (\d+)\n# fail (\d+)/m.exec(run.stdout ?? '');
+  if (run.status !== 0) {
+    const failures = (run.stdout ?? '').split('\n').filter((line) => /^not ok|^\s+(error|expected|actual):/.test(line));
+    throw new Error(`node --test ui-units.test.mjs failed (${run.status ?? run.signal}):\n    ${failures.join('\n    ') || run.stderr}`);
+  }
+  console.log(`    ${summary ? `${summary[1]} unit tests passed` : 'unit tests passed'}`);
+}
+
 /** Runs the steps, prints a summary, and exits 0 only when all passed. */
 async function main() {
   console.log(`web.mjs: ${config.chromium}, artifacts in ${config.artifacts}`);
@@ -738,6 +752,8 @@ async function main() {
         return false;
       }
     };
+
+    await run('0 UI unit tests', stepUnitTests);
 
     const chain = [
       ['1 bash turn', () => stepBashTurn(page)],
@@ -770,6 +786,9 @@ async function main() {
 
     // Step 8 runs a server of its own, started with the browser opener on.
     await run('8 login code', () => stepLoginCode(browser, problems));
+    // Step 9 runs a server of its own too, over a DSH_HOME holding a session of file tools.
+    const helpers = { config, until, byTestId, screenshot, watch, WAIT_MS };
+    await run('9 file-tool cards', () => stepFileCards(browser, problems, helpers));
   } finally {
     await browser.close();
   }

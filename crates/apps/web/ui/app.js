@@ -20,6 +20,9 @@
 //   js/transcript.js             events → transcript items (messages, approvals, turn ends)
 //   js/steps.js                  assistant steps: text blocks and tool cards
 //   js/text-block.js, js/tool-cards.js, js/approvals.js   the items' building blocks
+//   js/tool-output.js            a tool's output text, collapsed when long
+//   js/file-present.js           the file tools' cards: what they show (arguments, meta)
+//   js/file-views.js, js/line-diff.js   read, diff and search views; the LCS line diff
 //   js/scroll.js                 autoscroll and "Jump to latest"
 //   js/composer.js, js/composer-error.js                  send, steer, stop; error line
 

@@ -105,7 +105,7 @@ export class AssistantSteps {
     this.toolCard(String(data.callId), data.name, event.seq, data.turn, data.step).setArguments(data.arguments);
   }
 
-  /** tool/result: output and exit status on the matching card. */
+  /** tool/result: output and exit status (and the file tools' `meta`) on the matching card. */
   onToolResult(event, data) {
     const message = data.message ?? {};
     const results = Array.isArray(message.content) ? message.content.filter((block) => block?.type === 'tool-result') : [];
@@ -113,7 +113,7 @@ export class AssistantSteps {
       const callId = String(result.toolCallId ?? message.source?.callId ?? '');
       if (!callId) continue;
       const card = this.toolCard(callId, undefined, event.seq, data.turn, data.step);
-      card.setResult(messageText(result.content), Boolean(result.isError), data.error);
+      card.setResult(messageText(result.content), Boolean(result.isError), data.error, data.meta);
       this.openCards.delete(card);
     }
   }
