@@ -1,0 +1,4 @@
+mod baseline;
+mod resume;
+mod support;
+mod updates;
