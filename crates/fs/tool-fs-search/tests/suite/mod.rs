@@ -1,0 +1,9 @@
+mod cancel;
+mod config;
+mod glob;
+mod grep;
+mod pipeline;
+mod props;
+mod ripgrep;
+mod support;
+mod tree;
