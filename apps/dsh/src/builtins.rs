@@ -4,10 +4,10 @@
 //! that lists them all. A row whose plugin is not registered here fails at boot with an error
 //! naming the row and the plugin.
 
+use dsh_agent_instructions::AgentInstructionsPlugin;
 use dsh_agent_loop::{AgentDefaultModelPlugin, AgentLoopPlugin, LlmRetryPlugin};
 use dsh_bash_local::BashLocalPlugin;
 use dsh_bash_sandbox::BashSandboxPlugin;
-use dsh_agent_instructions::AgentInstructionsPlugin;
 use dsh_compose::Registry;
 use dsh_fs_local::FsLocalPlugin;
 use dsh_fs_observation_policy::FsObservationPolicyPlugin;

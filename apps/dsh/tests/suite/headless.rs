@@ -179,7 +179,22 @@ async fn one_bash_turn_prints_the_answer_and_logs_a_dsh_session() {
         .iter()
         .map(|tool| tool["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["bash", "job_kill", "job_list", "job_output"]);
+    assert_eq!(
+        tools,
+        [
+            "bash",
+            "edit",
+            "glob",
+            "grep",
+            "job_kill",
+            "job_list",
+            "job_output",
+            "read",
+            "read_image",
+            "str_replace_editor",
+            "write"
+        ]
+    );
     let bash = &first["tools"][0]["function"];
     assert_eq!(
         bash["parameters"]["required"],

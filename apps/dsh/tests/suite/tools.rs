@@ -13,9 +13,16 @@ fn list_names_every_tool_with_one_line() {
     assert_eq!(
         run.stdout,
         "bash\tExecute a bash command (`bash -c`) and return its stdout/stderr.\n\
+         edit\tChange an existing UTF-8 text file by replacing literal text with new text.\n\
+         glob\tList the files whose paths match a glob pattern.\n\
+         grep\tSearch the contents of files with a regular expression (ripgrep syntax, case sensitive).\n\
          job_kill\tRequest cancellation of a running background job by job id.\n\
          job_list\tList your background jobs (running and finished) with their ids, kinds, and statuses.\n\
-         job_output\tRead a background job.\n"
+         job_output\tRead a background job.\n\
+         read\tRead a UTF-8 text file; the result shows each line with its number.\n\
+         read_image\tRead a PNG, JPEG, WebP or GIF file as an image the model can look at.\n\
+         str_replace_editor\tA file tool with four commands for looking at, creating and changing files by absolute path.\n\
+         write\tCreate a UTF-8 text file, or replace all of its content.\n"
     );
 }
 
@@ -205,7 +212,7 @@ fn read_only_mode_comes_from_the_environment_and_still_reads() {
 }
 
 #[test]
-fn an_escalation_without_an_approver_is_refused_and_nothing_runs() {
+fn an_escalation_outside_a_session_is_refused_and_nothing_runs() {
     let sandbox = Sandbox::new();
     let marker = sandbox.work().join("escalated");
     let arguments = serde_json::json!({
@@ -219,8 +226,8 @@ fn an_escalation_without_an_approver_is_refused_and_nothing_runs() {
     assert_eq!(run.code, Some(1));
     assert_eq!(
         run.stdout,
-        "Error: sandbox escalation to \"danger-full-access\" requires approval, but no approval \
-         service is composed\n"
+        "Error: sandbox escalation to \"danger-full-access\" requires approval, but the call \
+         has no agent to route it through\n"
     );
     assert!(!marker.exists());
 }

@@ -4,13 +4,12 @@
 use std::sync::Arc;
 
 use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
-use dsh_system_prompt::SYSTEM_PROMPT;
 use dsh_tools::TOOLS;
 
 use crate::config::ToolFsSearchConfig;
 use crate::glob::GlobTool;
 use crate::grep::GrepTool;
-use crate::prompt::register_sections;
+use crate::prompt::SearchPromptSections;
 
 /// The plugin's name in rows.
 pub const PLUGIN_NAME: &str = "dsh-tool-fs-search";
@@ -23,15 +22,18 @@ impl Plugin for ToolFsSearchPlugin {
     type Config = ToolFsSearchConfig;
 
     fn inject(&self) -> &'static [ServiceName] {
-        const { &[TOOLS.name(), SYSTEM_PROMPT.name()] }
+        const { &[TOOLS.name()] }
     }
 
     async fn apply(&self, ctx: Context, config: ToolFsSearchConfig) -> Result<(), BoxError> {
         let caps = config.caps()?;
         let tools = ctx.require(&TOOLS)?;
-        register_sections(&ctx, caps.sample_over_cap_glob_results)?;
         tools.register(&ctx, Arc::new(GlobTool::new(caps)))?;
         tools.register(&ctx, Arc::new(GrepTool::new(caps)))?;
+        ctx.plugin(
+            SearchPromptSections,
+            serde_json::Value::Bool(caps.sample_over_cap_glob_results),
+        )?;
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! The system-prompt sections of both tools (`tool:glob`, order 103; `tool:grep`, order 104),
 //! dsh's exact texts.
 
-use dsh_kernel::{BoxError, Context};
+use dsh_kernel::{BoxError, Context, Plugin, ServiceName};
 use dsh_system_prompt::{PromptSection, SYSTEM_PROMPT};
 
 /// The glob section's name.
@@ -33,22 +33,35 @@ pub fn glob_section(sample_over_cap: bool) -> String {
     )
 }
 
-/// Registers both sections with `systemPrompt`, owned by `ctx`'s fiber.
-pub(crate) fn register_sections(ctx: &Context, sample_over_cap: bool) -> Result<(), BoxError> {
-    let prompt = ctx.require(&SYSTEM_PROMPT)?;
-    prompt.section(
-        ctx,
-        PromptSection::new(
-            GLOB_SECTION_NAME,
-            GLOB_SECTION_ORDER,
-            glob_section(sample_over_cap),
-        ),
-    )?;
-    prompt.section(
-        ctx,
-        PromptSection::new(GREP_SECTION_NAME, GREP_SECTION_ORDER, GREP_SECTION),
-    )?;
-    Ok(())
+/// Registers both sections with `systemPrompt` once it exists, for as long as the tools are
+/// loaded (a child fiber waits for the service, so the tools work in trees without a system
+/// prompt, such as `dsh tools`). Its config is the sampling choice.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SearchPromptSections;
+
+impl Plugin for SearchPromptSections {
+    type Config = bool;
+
+    fn inject(&self) -> &'static [ServiceName] {
+        const { &[SYSTEM_PROMPT.name()] }
+    }
+
+    async fn apply(&self, ctx: Context, sample_over_cap: bool) -> Result<(), BoxError> {
+        let prompt = ctx.require(&SYSTEM_PROMPT)?;
+        prompt.section(
+            &ctx,
+            PromptSection::new(
+                GLOB_SECTION_NAME,
+                GLOB_SECTION_ORDER,
+                glob_section(sample_over_cap),
+            ),
+        )?;
+        prompt.section(
+            &ctx,
+            PromptSection::new(GREP_SECTION_NAME, GREP_SECTION_ORDER, GREP_SECTION),
+        )?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -266,7 +266,11 @@ async fn an_over_cap_session_result_is_saved_whole() {
         "{name}"
     );
     let dir = saved.parent().unwrap();
-    assert_eq!(dir, dsh_shell::default_spill_dir().unwrap(), "the protected spill directory");
+    assert_eq!(
+        dir,
+        dsh_shell::default_spill_dir().unwrap(),
+        "the protected spill directory"
+    );
     assert_eq!(dir.parent().unwrap(), std::env::temp_dir());
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
