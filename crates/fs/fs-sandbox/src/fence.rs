@@ -63,8 +63,7 @@ impl SandboxedDisk {
                     Ok(Some(plan)) => plan,
                     Ok(None) => return Ok(fresh),
                     Err(refusal) => {
-                        tracing::warn!("fs-sandbox: {refusal}");
-                        return Err(denied(SandboxMode::WorkspaceWrite));
+                        return Err(denied(SandboxMode::WorkspaceWrite).with_detail(refusal.0));
                     }
                 };
                 let key = &fresh.target_key;

@@ -69,6 +69,7 @@ pub const FS_ERROR_NAME: &str = "FsError";
 pub struct FsError {
     message: String,
     code: Option<FsErrorCode>,
+    detail: Option<String>,
     #[source]
     cause: Option<std::io::Error>,
 }
@@ -79,6 +80,7 @@ impl FsError {
         Self {
             message: message.into(),
             code: Some(code),
+            detail: None,
             cause: None,
         }
     }
@@ -88,6 +90,7 @@ impl FsError {
         Self {
             message: message.into(),
             code: None,
+            detail: None,
             cause: Some(cause),
         }
     }
@@ -97,6 +100,19 @@ impl FsError {
     pub fn caused_by(mut self, cause: std::io::Error) -> Self {
         self.cause = Some(cause);
         self
+    }
+
+    /// The same error with an explanation that survives a tool's rewording of the message
+    /// (a sandbox refusal's reason, kept under dsh's denial marker).
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// The explanation, when there is one.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
     }
 
     /// The message as the model reads it.

@@ -86,11 +86,56 @@ pub trait FileSystem: Send + Sync + 'static {
 pub const FS: dsh_kernel::ServiceKey<dyn FileSystem> = dsh_kernel::ServiceKey::new("fs");
 
 /// Whether `path` is the harness's own `/proc` entry or inside it (`/proc/self`,
-/// `/proc/thread-self`, `/proc/<this process>`): they hold its memory, environment and
-/// descriptors.
+/// `/proc/thread-self`, `/proc/<this process>`, `/proc/<any of its threads>`): they hold
+/// its memory, environment and descriptors.
 pub fn is_own_proc_entry(path: &Path) -> bool {
-    let own = PathBuf::from(format!("/proc/{}", std::process::id()));
-    path.starts_with(&own)
-        || path.starts_with("/proc/self")
-        || path.starts_with("/proc/thread-self")
+    if path.starts_with("/proc/self") || path.starts_with("/proc/thread-self") {
+        return true;
+    }
+    let Ok(rest) = path.strip_prefix("/proc") else {
+        return false;
+    };
+    let Some(id) = rest
+        .components()
+        .next()
+        .and_then(|first| first.as_os_str().to_str())
+        .filter(|id| !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_digit()))
+    else {
+        return false;
+    };
+    id == std::process::id().to_string() || PathBuf::from(format!("/proc/self/task/{id}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_harness_proc_entries_and_its_threads() {
+        let pid = std::process::id();
+        assert!(is_own_proc_entry(Path::new(&format!(
+            "/proc/{pid}/environ"
+        ))));
+        assert!(is_own_proc_entry(Path::new("/proc/self/mem")));
+        let (started, wait) = std::sync::mpsc::channel();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            let _ = started.send(());
+            let _ = stopped.recv();
+        });
+        wait.recv().unwrap();
+        let thread = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .find(|id| id != &pid.to_string())
+            .unwrap();
+        assert!(is_own_proc_entry(Path::new(&format!(
+            "/proc/{thread}/maps"
+        ))));
+        stop.send(()).unwrap();
+        worker.join().unwrap();
+        assert!(!is_own_proc_entry(Path::new("/proc/cpuinfo")));
+        assert!(!is_own_proc_entry(Path::new("/etc/passwd")));
+    }
 }

@@ -11,32 +11,35 @@ const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The hunks between `before` and `after` (both LF), each `{path, oldText, newText}`.
 pub fn hunk_diffs(path: &str, before: &str, after: &str) -> Vec<Value> {
+    // Lines end at `\n` only (a lone `\r` stays inside its line, as jsdiff splits).
+    let old: Vec<&str> = before.split_inclusive('\n').collect();
+    let new: Vec<&str> = after.split_inclusive('\n').collect();
     let diff = TextDiff::configure()
         .timeout(DIFF_TIMEOUT)
-        .diff_lines(before, after);
+        .diff_slices(&old, &new);
     let mut hunks = Vec::new();
     for group in diff.grouped_ops(CONTEXT_LINES) {
-        let mut old = Vec::new();
-        let mut new = Vec::new();
+        let mut old_side = Vec::new();
+        let mut new_side = Vec::new();
         for op in &group {
             for change in diff.iter_changes(op) {
                 let line = change.value().strip_suffix('\n').unwrap_or(change.value());
                 match change.tag() {
                     ChangeTag::Equal => {
-                        old.push(line);
-                        new.push(line);
+                        old_side.push(line);
+                        new_side.push(line);
                     }
-                    ChangeTag::Delete => old.push(line),
-                    ChangeTag::Insert => new.push(line),
+                    ChangeTag::Delete => old_side.push(line),
+                    ChangeTag::Insert => new_side.push(line),
                 }
             }
         }
-        let old_text = if old.is_empty() {
+        let old_text = if old_side.is_empty() {
             Value::Null
         } else {
-            Value::String(old.join("\n"))
+            Value::String(old_side.join("\n"))
         };
-        hunks.push(json!({"path": path, "oldText": old_text, "newText": new.join("\n")}));
+        hunks.push(json!({"path": path, "oldText": old_text, "newText": new_side.join("\n")}));
     }
     hunks
 }
@@ -73,5 +76,9 @@ mod tests {
             vec![json!({"path": "f", "oldText": null, "newText": "a\nb"})]
         );
         assert!(hunk_diffs("f", "same\n", "same\n").is_empty());
+        assert_eq!(
+            hunk_diffs("f", "x\ry\n", "x\ry\nz\n"),
+            vec![json!({"path": "f", "oldText": "x\ry", "newText": "x\ry\nz"})]
+        );
     }
 }

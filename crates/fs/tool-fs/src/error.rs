@@ -27,6 +27,10 @@ pub fn map_denial(error: FsError, mode: Option<SandboxMode>, escalation: bool) -
         return error;
     };
     let mut message = sandbox_denial_marker(mode);
+    if let Some(detail) = error.detail() {
+        message.push('\n');
+        message.push_str(detail);
+    }
     if escalation {
         message.push('\n');
         message.push_str(FS_ESCALATION_HINT);

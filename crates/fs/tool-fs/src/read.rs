@@ -55,9 +55,9 @@ fn window_args(args: &Value, max_limit: u64) -> Result<(u64, u64), ToolError> {
             None | Some(Value::Null) => Ok(None),
             Some(value) => value
                 .as_f64()
-                .filter(|n| {
-                    n.is_finite() && *n >= 1.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_991.0
-                })
+                .filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0)
+                // Saturates past u64::MAX: such an offset is out of range, such a limit over
+                // the cap, as in dsh.
                 .map(|n| Some(n as u64))
                 .ok_or_else(|| ToolError::new(format!("{key} must be a positive integer"))),
         }

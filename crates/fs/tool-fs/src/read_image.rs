@@ -10,7 +10,15 @@ use crate::schema::{READ_IMAGE_DESCRIPTION, read_image_parameters};
 
 /// The media type of an image path's extension (PNG, JPEG, WebP, GIF), case-insensitive.
 pub fn image_media_type(path: &str) -> Option<&'static str> {
-    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+    // Node's `extname`: the last segment (trailing separators ignored), a leading dot not an
+    // extension.
+    let base = path
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let dot = base.rfind('.').filter(|&dot| dot > 0)?;
+    let ext = base.get(dot + 1..)?.to_ascii_lowercase();
     match ext.as_str() {
         "png" => Some("image/png"),
         "jpg" | "jpeg" => Some("image/jpeg"),
@@ -82,5 +90,7 @@ mod tests {
         assert_eq!(image_media_type("x.jpeg"), Some("image/jpeg"));
         assert_eq!(image_media_type("x.svg"), None);
         assert_eq!(image_media_type("png"), None);
+        assert_eq!(image_media_type("/a/.png"), None);
+        assert_eq!(image_media_type("x.png/"), Some("image/png"));
     }
 }

@@ -82,7 +82,7 @@ impl WindowBuilder {
         if !self.wants_current() {
             return;
         }
-        let cap = self.request.max_line_length + 1;
+        let cap = self.request.max_line_length.saturating_add(1);
         for ch in segment.chars() {
             if self.buffer_units >= cap {
                 break;

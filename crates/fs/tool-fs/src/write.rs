@@ -79,7 +79,11 @@ impl ToolDefinition for WriteTool {
         let escalation = self.sandbox.escalation();
         let fail = move |error| tool_error(remediate(map_denial(error, mode, escalation)));
         let cwd = match &policy {
-            Some(policy) => Some(policy.workspace_root.to_string_lossy().into_owned()),
+            Some(policy) => Some(
+                dsh_shell::canonical_path(&policy.workspace_root)
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
             None => crate::context::session_cwd(&run, &file_path),
         };
         let path = file_path.clone();

@@ -4,16 +4,23 @@ use crate::error::{FsError, FsErrorCode};
 
 use super::resolve::quoted;
 
-/// How many leading characters decide a file's line-ending style.
-const STYLE_SNIFF_CHARS: usize = 4096;
+/// How many leading UTF-16 code units decide a file's line-ending style (dsh's
+/// `raw.slice(0, 4096)`).
+const STYLE_SNIFF_UNITS: usize = 4096;
 
 /// Whether `text` is mostly CRLF: more `\r\n` pairs than bare `\n` in its first 4096
-/// characters.
+/// UTF-16 code units.
 pub(crate) fn is_crlf(text: &str) -> bool {
-    let head = match text.char_indices().nth(STYLE_SNIFF_CHARS) {
-        Some((end, _)) => text.get(..end).unwrap_or(text),
-        None => text,
-    };
+    let mut units = 0;
+    let mut end = text.len();
+    for (at, ch) in text.char_indices() {
+        units += ch.len_utf16();
+        if units > STYLE_SNIFF_UNITS {
+            end = at;
+            break;
+        }
+    }
+    let head = text.get(..end).unwrap_or(text);
     let bytes = head.as_bytes();
     let (mut crlf, mut lf) = (0usize, 0usize);
     for at in memchr::memchr_iter(b'\n', bytes) {
@@ -82,6 +89,8 @@ mod tests {
         assert!(is_crlf("a\r\nb\r\nc\n"));
         assert!(!is_crlf("a\r\nb\nc\n"));
         assert!(!is_crlf("no newline"));
+        let late = format!("{}{}", "😀".repeat(2100), "line\r\n".repeat(10));
+        assert!(!is_crlf(&late), "the sample is 4096 UTF-16 units, as dsh's");
     }
 
     #[test]

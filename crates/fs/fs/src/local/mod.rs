@@ -193,7 +193,7 @@ impl LocalDisk {
             display,
         )?;
         let written = if crlf {
-            edit::to_crlf(&after)
+            edit::to_crlf(&edit::to_lf(&after))
         } else {
             after.clone()
         };
@@ -232,8 +232,8 @@ impl FileSystem for LocalDisk {
 
     fn lstat(&self, path: &str, cwd: Option<&str>) -> Result<Option<FsPathInfo>, FsError> {
         let base = cwd.map_or_else(|| self.cwd.clone(), PathBuf::from);
-        // The same checks as `resolve`: a blank path or one with a NUL is refused.
-        let absolute = PathBuf::from(resolve::resolve_target(&base, path)?.display_path);
+        resolve::check_path(path)?;
+        let absolute = resolve::lexical_absolute(&base, path);
         resolve::probe_no_follow(&absolute).map_err(|error| {
             read::io_error(&error, &absolute.to_string_lossy(), "stat").caused_by(error)
         })

@@ -41,6 +41,7 @@ pub(crate) fn write_file_atomic(
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&staging)
+        .and_then(|()| std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o700)))
         .map_err(|error| plain(display, &error))?;
     let result = stage_and_publish(&staging, &name, target, display, content, mode, publish);
     if let Err(error) = std::fs::remove_dir_all(&staging)
@@ -71,10 +72,11 @@ fn stage_and_publish(
     file.write_all(content)
         .and_then(|()| file.sync_all())
         .map_err(|error| plain(display, &error))?;
-    if let Some(mode) = mode {
-        file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
-            .map_err(|error| plain(display, &error))?;
-    }
+    // Owner-only whatever the umask; a replaced file keeps its permission bits but never
+    // setuid, setgid or sticky (content the model wrote must not run with raised rights).
+    let mode = mode.map_or(0o600, |mode| mode & 0o777);
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|error| plain(display, &error))?;
     drop(file);
     match publish {
         Publish::Replace => std::fs::rename(&temp, target).map_err(|error| plain(display, &error)),
@@ -130,7 +132,13 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         write_file_atomic(&path, "/f", b"two", Some(0o644), Publish::Replace).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o644);
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        write_file_atomic(&path, "/f", b"three", Some(0o4755), Publish::Replace).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().mode() & 0o7777,
+            0o755,
+            "no setuid"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"three");
         let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(left.len(), 1, "the staging directory is removed");
     }

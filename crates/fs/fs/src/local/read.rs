@@ -24,7 +24,7 @@ pub(crate) fn open_regular(path: &Path, display: &str, verb: &str) -> Result<(Fi
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
         .open(path)
-        .map_err(|error| open_error(&error, display, verb).caused_by(error))?;
+        .map_err(|error| open_error(&error, path, display, verb).caused_by(error))?;
     let meta = file
         .metadata()
         .map_err(|error| io_error(&error, display, verb).caused_by(error))?;
@@ -37,7 +37,14 @@ pub(crate) fn open_regular(path: &Path, display: &str, verb: &str) -> Result<(Fi
     Ok((file, meta.len()))
 }
 
-fn open_error(error: &std::io::Error, display: &str, verb: &str) -> FsError {
+fn open_error(error: &std::io::Error, path: &Path, display: &str, verb: &str) -> FsError {
+    if error.kind() == std::io::ErrorKind::PermissionDenied {
+        // dsh passes the operating system's refusal on as it is, without a code.
+        return FsError::plain(
+            format!("EACCES: permission denied, open '{}'", path.display()),
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+    }
     if is_missing(error) {
         FsError::new(
             FsErrorCode::NotFound,

@@ -28,9 +28,8 @@ pub(crate) fn lexical_absolute(cwd: &Path, path: &str) -> PathBuf {
     out
 }
 
-/// The target of `path` seen from `cwd`: the real path of the nearest existing ancestor with
-/// the missing rest appended, so the key stays the same once the file is created.
-pub(crate) fn resolve_target(cwd: &Path, path: &str) -> Result<FsTarget, FsError> {
+/// Refuses a blank path and one with a NUL, as `resolve` does.
+pub(crate) fn check_path(path: &str) -> Result<(), FsError> {
     if path.trim().is_empty() {
         return Err(FsError::new(
             FsErrorCode::NotFound,
@@ -46,6 +45,13 @@ pub(crate) fn resolve_target(cwd: &Path, path: &str) -> Result<FsTarget, FsError
             ),
         ));
     }
+    Ok(())
+}
+
+/// The target of `path` seen from `cwd`: the real path of the nearest existing ancestor with
+/// the missing rest appended, so the key stays the same once the file is created.
+pub(crate) fn resolve_target(cwd: &Path, path: &str) -> Result<FsTarget, FsError> {
+    check_path(path)?;
     let display = lexical_absolute(cwd, path);
     let display_path = display.to_string_lossy().into_owned();
     let mut existing = display.as_path();

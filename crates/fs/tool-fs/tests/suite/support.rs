@@ -53,6 +53,9 @@ impl ApprovalService for Approver {
 pub enum Disk {
     /// `dsh-fs-local`.
     Local,
+    /// `dsh-fs-local` without the observation policy (no decider: every write and edit is
+    /// unconditional).
+    LocalWithoutPolicy,
     /// `dsh-fs-sandbox` under this standing mode, with an approver answering this way.
     Sandboxed(SandboxMode, Option<ApprovalOutcome>),
 }
@@ -80,10 +83,12 @@ pub async fn harness(disk: Disk) -> Harness {
     let kernel = Kernel::new().unwrap();
     let ctx = kernel.root();
     ctx.plugin(ToolsPlugin, json!({})).unwrap();
-    ctx.plugin(FsObservationPolicyPlugin, Value::Null).unwrap();
+    if !matches!(disk, Disk::LocalWithoutPolicy) {
+        ctx.plugin(FsObservationPolicyPlugin, Value::Null).unwrap();
+    }
     let mut approver = None;
     match disk {
-        Disk::Local => {
+        Disk::Local | Disk::LocalWithoutPolicy => {
             ctx.plugin(FsLocalPlugin, json!({"cwd": root})).unwrap();
         }
         Disk::Sandboxed(mode, answer) => {

@@ -225,3 +225,54 @@ async fn outside_a_session_nothing_is_remembered() {
     assert_eq!(std::fs::read_to_string(h.path("two.txt")).unwrap(), "");
     h.kernel.shutdown().await;
 }
+
+#[tokio::test]
+async fn without_a_policy_writes_and_edits_are_unconditional() {
+    let h = harness(Disk::LocalWithoutPolicy).await;
+    std::fs::write(h.path("free.txt"), "a\n").unwrap();
+    let written = h
+        .session_call("write", json!({"file_path": "free.txt", "content": "b\n"}))
+        .await;
+    assert!(
+        text(&written).contains("Updated file"),
+        "{}",
+        text(&written)
+    );
+    let edited = h
+        .session_call(
+            "edit",
+            json!({"file_path": "free.txt", "old_string": "b", "new_string": "c"}),
+        )
+        .await;
+    assert!(!edited.is_error, "{}", text(&edited));
+    let missing = h
+        .session_call(
+            "edit",
+            json!({"file_path": "none.txt", "old_string": "b", "new_string": "c"}),
+        )
+        .await;
+    assert_eq!(code(&missing).as_deref(), Some("FS_STALE_VERSION"));
+    h.kernel.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failing_recorder_fails_the_call_after_the_write_landed() {
+    let h = harness(Disk::Local).await;
+    h.kernel
+        .root()
+        .on::<dsh_fs::events::FsObservedEvent>(|_observed: &dsh_fs::FsObserved| {
+            Err("recorder broke".into())
+        })
+        .unwrap();
+    let result = h
+        .session_call("write", json!({"file_path": "landed.txt", "content": "x"}))
+        .await;
+    assert!(result.is_error);
+    assert!(
+        text(&result).contains("recorder broke"),
+        "{}",
+        text(&result)
+    );
+    assert_eq!(std::fs::read_to_string(h.path("landed.txt")).unwrap(), "x");
+    h.kernel.shutdown().await;
+}

@@ -1,0 +1,3 @@
+mod concurrency;
+mod mutations;
+mod resolution;
