@@ -278,6 +278,11 @@ async fn a_headless_turn_reads_edits_and_logs_dsh_events() {
         "grep",
         &json!({"pattern": "mode=\\w+"}),
     ));
+    fake.push(tool_call(
+        "call_image",
+        "read_image",
+        &json!({"file_path": "shot.png"}),
+    ));
     fake.push(answer("Switched to release mode."));
     let done = run(against(&sandbox, &fake, &headless(&["switch to release"]))).await;
     assert_eq!(done.code, Some(0), "{}", done.stderr);
@@ -330,6 +335,11 @@ async fn a_headless_turn_reads_edits_and_logs_dsh_events() {
         results[4].1,
         "Found 2 matches\n\nconfig.txt\nLine 1: mode=RELEASE\nLine 3: mode=RELEASE"
     );
+    assert_eq!(
+        results[5].1,
+        "Error: cannot read \"shot.png\" as an image: model \"deepseek-v4-flash\" does not \
+         declare image input; switch to an image-capable model to read images"
+    );
 
     let id = only_session(&sandbox);
     let log = exported(&sandbox, &id);
@@ -366,5 +376,46 @@ async fn a_headless_turn_reads_edits_and_logs_dsh_events() {
         show.stdout.contains("tool call read [call_read]:"),
         "{}",
         show.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_headless_turn_drives_str_replace_editor() {
+    let sandbox = Sandbox::new();
+    let work = std::fs::canonicalize(sandbox.work()).unwrap();
+    let file = work.join("notes.txt");
+    std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
+    let path = file.display().to_string();
+    let created = work.join("new/made.txt").display().to_string();
+    let fake = FakeDeepSeek::start().await.unwrap();
+    let calls = [
+        json!({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"}),
+        json!({"command": "view", "path": path}),
+        json!({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"}),
+        json!({"command": "insert", "path": path, "insert_line": 0, "new_str": "zero"}),
+        json!({"command": "create", "path": created, "file_text": "made\n"}),
+        json!({"command": "create", "path": created, "file_text": "again\n"}),
+    ];
+    for (index, args) in calls.iter().enumerate() {
+        fake.push(tool_call(&format!("call_{index}"), "str_replace_editor", args));
+    }
+    fake.push(answer("Edited."));
+    let done = run(against(&sandbox, &fake, &headless(&["edit the notes"]))).await;
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "zero\none\n2\nthree\n");
+    assert_eq!(std::fs::read_to_string(work.join("new/made.txt")).unwrap(), "made\n");
+    let requests = fake.requests();
+    let results = tool_results(&requests.last().unwrap().body);
+    let texts: Vec<&str> = results.iter().map(|(_, text)| text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            format!("Error: edit requires reading \"{path}\" first"),
+            format!("Here's the content of {path} with line numbers (which has a total of 4 lines):\n     1  one\n     2  two\n     3  three\n     4  \n"),
+            format!("The file {path} has been edited successfully."),
+            format!("The file {path} has been edited successfully."),
+            format!("New file created successfully at: {created}"),
+            format!("Error: File already exists at: {created}. Cannot overwrite files using command `create`."),
+        ]
     );
 }

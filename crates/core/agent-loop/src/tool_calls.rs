@@ -106,6 +106,8 @@ fn input(ctx: &StepCtx, call: &PlannedCall) -> ToolExecutionInput {
     .with_caller(ToolCaller {
         session_id: Some(ctx.agent.id().to_owned()),
         session_header: Some(ctx.session().header()),
+        provider: ctx.agent.options().provider.clone(),
+        model: ctx.agent.options().model.clone(),
     })
 }
 

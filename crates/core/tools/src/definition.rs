@@ -124,6 +124,11 @@ pub struct ToolCaller {
     /// The calling session's header (its `cwd` is the default working directory of shell
     /// tools).
     pub session_header: Option<dsh_session::SessionHeader>,
+    /// The provider route of the calling agent's model (`deepseek-official`, ...).
+    pub provider: Option<String>,
+    /// The calling agent's model id (`deepseek-v4-flash`, ...): what tools that hand the
+    /// model images check its input modalities against.
+    pub model: Option<String>,
 }
 
 /// What a tool body gets besides its arguments: the call's identity, its caller, and the

@@ -9,8 +9,8 @@
 //!   diff hunks as presentation metadata. Over a confining filesystem they run under the
 //!   session's sandbox policy and offer dsh's one-shot escalation (`sandbox_permissions` +
 //!   `justification`), approved through the `approval` service.
-//! - `read_image` checks its arguments as dsh does; without an attachment store (none is
-//!   composed yet) it fails with dsh's clear error.
+//! - `read_image` checks its arguments and the calling model's image input as dsh does;
+//!   without an attachment store (none is composed yet) it then fails with dsh's clear error.
 
 mod blocking;
 mod config;

@@ -54,7 +54,7 @@ impl Plugin for ToolFsPlugin {
             )),
         )?;
         tools.register(&ctx, Arc::new(EditTool::new(ctx.clone(), fs, sandbox)))?;
-        tools.register(&ctx, Arc::new(ReadImageTool::new()))?;
+        tools.register(&ctx, Arc::new(ReadImageTool::new(ctx.clone())))?;
         ctx.plugin(FsPromptSections, serde_json::Value::Null)?;
         Ok(())
     }

@@ -1,7 +1,13 @@
 //! The `read_image` tool. Images reach the model as attachments, and no attachment store is
-//! composed in this build, so after dsh's argument gates every call fails with dsh's
-//! "no attachment service" error instead of pretending to read the image.
+//! composed in this build, so after dsh's gates every call fails with a clear error instead
+//! of pretending to read the image: a text-only model route (dsh's default
+//! `deepseek-v4-flash`) hears that it takes no images, any other that no attachment service
+//! is mounted. The route gate runs before the attachment gate (dsh checks the attachment
+//! service first, but registers the tool only where one exists), so the model learns the
+//! reason it can act on.
 
+use dsh_kernel::Context;
+use dsh_llm::LLM;
 use dsh_tools::{ToolDefinition, ToolError, ToolOutput, ToolRunContext};
 use serde_json::Value;
 
@@ -28,23 +34,44 @@ pub fn image_media_type(path: &str) -> Option<&'static str> {
     }
 }
 
-/// The `read_image` tool.
+/// The `read_image` tool; `ctx` supplies the model registry (`llm`) for the route gate.
 pub struct ReadImageTool {
+    ctx: Context,
     parameters: Value,
 }
 
 impl ReadImageTool {
     /// The tool.
-    pub fn new() -> Self {
+    pub fn new(ctx: Context) -> Self {
         Self {
+            ctx,
             parameters: read_image_parameters(),
         }
     }
-}
 
-impl Default for ReadImageTool {
-    fn default() -> Self {
-        Self::new()
+    /// dsh's route gate: the calling agent's model must declare image input.
+    async fn check_route(&self, shown: &str, run: &ToolRunContext) -> Result<(), ToolError> {
+        let unresolved = || {
+            ToolError::new(format!(
+                "cannot read {shown} as an image: the current model route could not be resolved"
+            ))
+        };
+        let caller = run.caller.as_ref().ok_or_else(unresolved)?;
+        let (Some(provider), Some(model)) = (&caller.provider, &caller.model) else {
+            return Err(unresolved());
+        };
+        let llm = self.ctx.get(&LLM).ok_or_else(unresolved)?;
+        let info = llm
+            .resolve_model(provider, model, &run.signal)
+            .await
+            .map_err(|_| unresolved())?;
+        if info.accepts_images() != Some(true) {
+            return Err(ToolError::new(format!(
+                "cannot read {shown} as an image: model \"{model}\" does not declare image \
+                 input; switch to an image-capable model to read images"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -66,7 +93,7 @@ impl ToolDefinition for ReadImageTool {
         true
     }
 
-    async fn execute(&self, args: Value, _run: ToolRunContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: Value, run: ToolRunContext) -> Result<ToolOutput, ToolError> {
         let path = required_path(&args, "file_path")?;
         let shown = dsh_fs::quoted(&path);
         if image_media_type(&path).is_none() {
@@ -74,6 +101,7 @@ impl ToolDefinition for ReadImageTool {
                 "cannot read {shown}: read_image only accepts PNG/JPEG/WebP/GIF paths"
             )));
         }
+        self.check_route(&shown, &run).await?;
         Err(ToolError::new(format!(
             "cannot read {shown} as an image: no attachment service is mounted"
         )))

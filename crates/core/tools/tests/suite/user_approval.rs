@@ -60,7 +60,7 @@ fn request(session: &LiveSession, signal: CancellationToken) -> ApprovalRequest 
     ApprovalRequest {
         caller: ToolCaller {
             session_id: Some(session.id().to_owned()),
-            session_header: None,
+            ..ToolCaller::default()
         },
         tool_name: "bash".into(),
         call_id: "call-1".into(),

@@ -48,6 +48,7 @@ pub fn session(cwd: &Path) -> ToolCaller {
     ToolCaller {
         session_id: Some("session-1".into()),
         session_header: Some(SessionHeader::new("session-1", 1).with_cwd(cwd.to_str().unwrap())),
+        ..ToolCaller::default()
     }
 }
 

@@ -148,6 +148,7 @@ impl Harness {
             session_header: Some(
                 SessionHeader::new("session-1", 1).with_cwd(self.root.to_string_lossy()),
             ),
+            ..ToolCaller::default()
         };
         self.tools
             .execute(

@@ -371,6 +371,7 @@ impl Harness {
             session_header: Some(
                 SessionHeader::new(SESSION, 1).with_cwd(self.root.to_string_lossy()),
             ),
+            ..ToolCaller::default()
         };
         self.run(
             ToolExecutionInput::new(

@@ -63,6 +63,7 @@ impl Harness {
         let caller = ToolCaller {
             session_id: Some("session-1".into()),
             session_header: Some(SessionHeader::new("session-1", 1).with_cwd(cwd)),
+            ..ToolCaller::default()
         };
         self.tools
             .execute(
