@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use crate::blocking::{on_disk, required_path};
 use crate::context::{FsSandbox, actor};
-use crate::diff::hunk_diffs;
-use crate::error::{map_denial, remediate, tool_error};
+use crate::mutation::{Mutation, diff_meta};
 use crate::render::format_edit_output;
 use crate::schema::{EDIT_DESCRIPTION, edit_parameters};
 
@@ -45,15 +44,9 @@ fn render(value: Value, args: &Value) -> ToolOutput {
         .get("file_path")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let diffs = match (
-        value.get("before").and_then(Value::as_str),
-        value.get("after").and_then(Value::as_str),
-    ) {
-        (Some(before), Some(after)) => hunk_diffs(file_path, before, after),
-        _ => Vec::new(),
-    };
     let text = format_edit_output(path, replace_all);
-    ToolOutput::new(value, vec![ContentBlock::text(text)]).with_meta(json!({"diffs": diffs}))
+    let meta = diff_meta(&value, file_path);
+    ToolOutput::new(value, vec![ContentBlock::text(text)]).with_meta(meta)
 }
 
 #[dsh_tools::async_trait]
@@ -89,31 +82,17 @@ impl ToolDefinition for EditTool {
         if request.old_string == request.new_string {
             return Err(ToolError::new("old_string and new_string must differ"));
         }
-        let policy = self.sandbox.resolve_policy(&args, &run).await?;
-        let mode = policy.as_ref().map(|policy| policy.mode);
-        let escalation = self.sandbox.escalation();
-        let fail = move |error| tool_error(remediate(map_denial(error, mode, escalation)));
-        let cwd = match &policy {
-            Some(policy) => Some(
-                dsh_shell::canonical_path(&policy.workspace_root)
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-            None => crate::context::session_cwd(&run, &file_path),
-        };
-        let path = file_path.clone();
-        let target = on_disk(&self.fs, move |fs| fs.resolve(&path, cwd.as_deref()))
-            .await
-            .map_err(fail)?;
+        let call = Mutation::prepare(&self.sandbox, &self.fs, &args, &run, &file_path).await?;
+        let target = call.target.clone();
         let expected = events::edit_intent(&self.ctx, target.clone(), actor(&run))
             .await
-            .map_err(fail)?;
-        let editing = target.clone();
+            .map_err(|error| call.fail(error))?;
+        let (editing, policy) = (target.clone(), call.policy.clone());
         let outcome = on_disk(&self.fs, move |fs| {
             fs.edit_text(&editing, &request, expected.as_ref(), policy.as_ref())
         })
         .await
-        .map_err(fail)?;
+        .map_err(|error| call.fail(error))?;
         events::observe(
             &self.ctx,
             &target,

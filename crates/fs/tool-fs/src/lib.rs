@@ -18,6 +18,7 @@ mod context;
 mod diff;
 mod edit;
 mod error;
+mod mutation;
 mod plugin;
 mod prompt;
 mod read;

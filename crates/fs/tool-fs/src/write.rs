@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use crate::blocking::{on_disk, required_path};
 use crate::context::{FsSandbox, actor};
-use crate::diff::hunk_diffs;
-use crate::error::{map_denial, remediate, tool_error};
+use crate::mutation::{Mutation, diff_meta};
 use crate::render::format_write_output;
 use crate::schema::{WRITE_DESCRIPTION, write_parameters};
 
@@ -43,14 +42,8 @@ fn render(value: Value, file_path: &str) -> ToolOutput {
         .unwrap_or_default();
     let created = value.get("operation").and_then(Value::as_str) == Some("create");
     let text = format_write_output(path, created);
-    let diffs = match (
-        value.get("before").and_then(Value::as_str),
-        value.get("after").and_then(Value::as_str),
-    ) {
-        (Some(before), Some(after)) => hunk_diffs(file_path, before, after),
-        _ => Vec::new(),
-    };
-    ToolOutput::new(value, vec![ContentBlock::text(text)]).with_meta(json!({"diffs": diffs}))
+    let meta = diff_meta(&value, file_path);
+    ToolOutput::new(value, vec![ContentBlock::text(text)]).with_meta(meta)
 }
 
 #[dsh_tools::async_trait]
@@ -74,31 +67,17 @@ impl ToolDefinition for WriteTool {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let policy = self.sandbox.resolve_policy(&args, &run).await?;
-        let mode = policy.as_ref().map(|policy| policy.mode);
-        let escalation = self.sandbox.escalation();
-        let fail = move |error| tool_error(remediate(map_denial(error, mode, escalation)));
-        let cwd = match &policy {
-            Some(policy) => Some(
-                dsh_shell::canonical_path(&policy.workspace_root)
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-            None => crate::context::session_cwd(&run, &file_path),
-        };
-        let path = file_path.clone();
-        let target = on_disk(&self.fs, move |fs| fs.resolve(&path, cwd.as_deref()))
-            .await
-            .map_err(fail)?;
+        let call = Mutation::prepare(&self.sandbox, &self.fs, &args, &run, &file_path).await?;
+        let target = call.target.clone();
         let intent = events::write_intent(&self.ctx, target.clone(), actor(&run), None)
             .await
-            .map_err(fail)?;
-        let writing = target.clone();
+            .map_err(|error| call.fail(error))?;
+        let (writing, policy) = (target.clone(), call.policy.clone());
         let outcome = on_disk(&self.fs, move |fs| {
             fs.write_text(&writing, &content, intent.as_ref(), policy.as_ref())
         })
         .await
-        .map_err(fail)?;
+        .map_err(|error| call.fail(error))?;
         events::observe(
             &self.ctx,
             &target,
