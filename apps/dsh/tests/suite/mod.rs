@@ -2,6 +2,7 @@ mod boot;
 mod confinement;
 mod dump;
 mod escapes;
+mod fs_acceptance;
 mod fs_tools;
 pub mod headless;
 mod launcher;

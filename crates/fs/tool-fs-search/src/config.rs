@@ -10,9 +10,9 @@ pub const MAX_GRACE_MS: f64 = 2_147_483_647.0;
 /// Numbers are read as JavaScript reads them (any JSON number) so that [`Self::caps`] can
 /// reject a non-integer, zero or negative value with dsh's text rather than a decoding error.
 /// In dsh, `stderrMaxBytes` bounds ripgrep's retained stderr and `graceMs` the wait for a
-/// stopped ripgrep; in process there is no stderr, so `stderrMaxBytes` is checked and
-/// otherwise unused (every dsh patch still loads), and `graceMs` bounds the wait for a stopped
-/// search (one blocked in a read that never returns is left behind after it).
+/// stopped ripgrep; in process `stderrMaxBytes` bounds the ripgrep error text a failure quotes
+/// ([`crate::stderr`]), and `graceMs` bounds the wait for a stopped search (one blocked in a
+/// read that never returns is left behind after it).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolFsSearchConfig {
@@ -103,7 +103,7 @@ impl ToolFsSearchConfig {
                 "tool-fs-search: graceMs must be no greater than {MAX_GRACE_MS}"
             ));
         }
-        positive("stderrMaxBytes", self.stderr_max_bytes)?;
+        let stderr_max_bytes = positive("stderrMaxBytes", self.stderr_max_bytes)?;
         let timeout_ms = positive("timeoutMs", self.timeout_ms)?;
         Ok(SearchCaps {
             sample_over_cap_glob_results: self.sample_over_cap_glob_results,
@@ -112,6 +112,7 @@ impl ToolFsSearchConfig {
             grep_max_line_bytes: to_usize(grep_max_line_bytes),
             meta_max_bytes: to_usize(meta_max_bytes),
             raw_output_max_bytes: to_usize(raw_output_max_bytes),
+            stderr_max_bytes: to_usize(stderr_max_bytes),
             timeout_ms,
             grace_ms,
         })
@@ -147,6 +148,8 @@ pub struct SearchCaps {
     pub meta_max_bytes: usize,
     /// Bytes of results one search may collect.
     pub raw_output_max_bytes: usize,
+    /// Bytes of ripgrep's error text a failure keeps (the last ones).
+    pub stderr_max_bytes: usize,
     /// Milliseconds one call may take.
     pub timeout_ms: u64,
     /// Milliseconds a stopped search is waited for.
@@ -176,6 +179,7 @@ mod tests {
                 grep_max_line_bytes: 2000,
                 meta_max_bytes: 65536,
                 raw_output_max_bytes: 20_000_000,
+                stderr_max_bytes: 65536,
                 timeout_ms: 30000,
                 grace_ms: 3000,
             }

@@ -10,7 +10,8 @@ pub const SEARCH_ERROR_NAME: &str = "SearchError";
 pub mod codes {
     /// The regex or a glob was rejected.
     pub const SEARCH_INVALID_PATTERN: &str = "SEARCH_INVALID_PATTERN";
-    /// The search could not run (a missing target, an unusable workdir, a refused root).
+    /// The search could not run or did not finish cleanly (a launch failure, a missing target,
+    /// an unreadable entry, nothing searched, a refused root).
     pub const SEARCH_FAILED: &str = "SEARCH_FAILED";
     /// The collected results grew past `rawOutputMaxBytes`.
     pub const SEARCH_RAW_OUTPUT_OVERFLOW: &str = "SEARCH_RAW_OUTPUT_OVERFLOW";
@@ -41,8 +42,9 @@ pub fn timed_out(timeout_ms: u64) -> ToolError {
     )
 }
 
-/// `<tool> could not start its search command (ripgrep launch failed)`: the workdir is not a
-/// usable directory (dsh's text for a spawn that could not start).
+/// `<tool> could not start its search command (ripgrep launch failed)`: dsh's text for a spawn
+/// that could not start (the workdir is not a usable directory, or an argument holds a NUL
+/// byte, which no process argument can carry).
 pub fn could_not_start(tool: &str) -> ToolError {
     search_error(
         codes::SEARCH_FAILED,
@@ -50,16 +52,8 @@ pub fn could_not_start(tool: &str) -> ToolError {
     )
 }
 
-/// `<tool> could not start its search: <what> contains a NUL byte` (no process argument, and
-/// no path, can hold one).
-pub fn nul_byte(tool: &str, what: &str) -> ToolError {
-    search_error(
-        codes::SEARCH_FAILED,
-        format!("{tool} could not start its search: {what} contains a NUL byte"),
-    )
-}
-
-/// `<tool> search failed (exit 2): <detail>`, the text dsh derives from ripgrep's error exit.
+/// `<tool> search failed (exit 2)[: <detail>]`, the text dsh derives from ripgrep's error exit
+/// (`detail` is trimmed; an empty one is left out).
 pub fn failed(tool: &str, detail: &str) -> ToolError {
     let detail = detail.trim();
     if detail.is_empty() {
@@ -75,30 +69,32 @@ pub fn failed(tool: &str, detail: &str) -> ToolError {
     }
 }
 
-/// A rejected regex or glob, classified as dsh classifies ripgrep's stderr: a text naming a
-/// regex parse error or a glob parse error is `SEARCH_INVALID_PATTERN`
-/// (`<tool> pattern rejected by ripgrep: <detail>`), anything else `SEARCH_FAILED`.
-pub fn rejected(tool: &str, detail: &str) -> ToolError {
-    let detail = detail.trim();
-    let lower = detail.to_lowercase();
+/// ripgrep's exit 2 with `stderr` (its trimmed stderr), classified as dsh classifies it: a text
+/// naming a regex parse error or a glob parse error is `SEARCH_INVALID_PATTERN`
+/// (`<tool> pattern rejected by ripgrep: <stderr>`), anything else `SEARCH_FAILED`
+/// (`<tool> search failed (exit 2): <stderr>`).
+pub fn exit_failure(tool: &str, stderr: &str) -> ToolError {
+    let stderr = stderr.trim();
+    let lower = stderr.to_lowercase();
     if lower.contains("regex parse error") || lower.contains("error parsing glob") {
         search_error(
             codes::SEARCH_INVALID_PATTERN,
-            format!("{tool} pattern rejected by ripgrep: {detail}"),
+            format!("{tool} pattern rejected by ripgrep: {stderr}"),
         )
     } else {
-        failed(tool, detail)
+        failed(tool, stderr)
     }
 }
 
-/// `<tool> produced <n> bytes of raw output, over the <cap>-byte cap; narrow pattern, path, or
-/// include and retry`.
-pub fn raw_output_overflow(tool: &str, bytes: usize, cap: usize) -> ToolError {
+/// `<tool> produced more raw output than the subprocess seam retained within the <cap>-byte
+/// cap; narrow pattern, path, or include and retry`: dsh's collector keeps only a tail of
+/// `rawOutputMaxBytes`, so an overflowing ripgrep always reads as lossy.
+pub fn raw_output_overflow(tool: &str, cap: usize) -> ToolError {
     search_error(
         codes::SEARCH_RAW_OUTPUT_OVERFLOW,
         format!(
-            "{tool} produced {bytes} bytes of raw output, over the {cap}-byte cap; narrow \
-             pattern, path, or include and retry"
+            "{tool} produced more raw output than the subprocess seam retained within the \
+             {cap}-byte cap; narrow pattern, path, or include and retry"
         ),
     )
 }
@@ -117,25 +113,25 @@ mod tests {
 
     #[test]
     fn classification_follows_dshs_stderr_rule() {
-        let regex = rejected(
+        let regex = exit_failure(
             "grep",
-            "regex parse error:\n    (\n    ^\nerror: unclosed group",
+            "rg: regex parse error:\n    (\n    ^\nerror: unclosed group\n",
         );
         assert_eq!(regex.code(), Some(codes::SEARCH_INVALID_PATTERN));
         assert_eq!(
             regex.message(),
-            "grep pattern rejected by ripgrep: regex parse error:\n    (\n    ^\nerror: unclosed group"
+            "grep pattern rejected by ripgrep: rg: regex parse error:\n    (\n    ^\nerror: unclosed group"
         );
-        let glob = rejected(
+        let glob = exit_failure(
             "glob",
-            "error parsing glob '[': unclosed character class; missing ']'",
+            "rg: error parsing glob '[': unclosed character class; missing ']'",
         );
         assert_eq!(glob.code(), Some(codes::SEARCH_INVALID_PATTERN));
-        let other = rejected("grep", "the literal \"\\n\" is not allowed in a regex");
+        let other = exit_failure("grep", "rg: the literal \"\\n\" is not allowed in a regex");
         assert_eq!(other.code(), Some(codes::SEARCH_FAILED));
         assert_eq!(
             other.message(),
-            "grep search failed (exit 2): the literal \"\\n\" is not allowed in a regex"
+            "grep search failed (exit 2): rg: the literal \"\\n\" is not allowed in a regex"
         );
         assert_eq!(failed("glob", " ").message(), "glob search failed (exit 2)");
         assert_eq!(
@@ -155,10 +151,16 @@ mod tests {
             "tool call timed out after 30000ms"
         );
         assert_eq!(timed_out(1).code(), Some("TOOL_TIMEOUT"));
+        let overflow = raw_output_overflow("glob", 10);
         assert_eq!(
-            raw_output_overflow("glob", 12, 10).message(),
-            "glob produced 12 bytes of raw output, over the 10-byte cap; narrow pattern, path, \
-             or include and retry"
+            overflow.message(),
+            "glob produced more raw output than the subprocess seam retained within the 10-byte \
+             cap; narrow pattern, path, or include and retry"
+        );
+        assert_eq!(overflow.code(), Some(codes::SEARCH_RAW_OUTPUT_OVERFLOW));
+        assert_eq!(
+            could_not_start("grep").message(),
+            "grep could not start its search command (ripgrep launch failed)"
         );
     }
 }

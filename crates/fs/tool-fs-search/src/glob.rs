@@ -9,11 +9,10 @@ use crate::glob_search::list_files;
 use crate::meta::glob_meta;
 use crate::render::{glob_card_page, glob_full_text, render_glob};
 use crate::run::run_search;
+use crate::schema;
 use crate::spill::save_text;
 use crate::value::{GlobValue, glob_output_schema};
-use crate::walk::SearchRoot;
-use crate::workdir::{to_workdir_relative, workdir};
-use crate::{error, schema};
+use crate::workdir::{launch_dir, to_workdir_relative, workdir};
 
 /// The model-facing `glob` tool.
 pub struct GlobTool {
@@ -85,18 +84,17 @@ impl ToolDefinition for GlobTool {
     async fn execute(&self, args: Value, run: ToolRunContext) -> Result<ToolOutput, ToolError> {
         let args = GlobArgs::parse(&args)?;
         let workdir = workdir(&run);
-        let cap = self.caps.raw_output_max_bytes;
+        let caps = self.caps;
         let search_dir = workdir.clone();
-        let requested = args.path.clone();
+        let (pattern, requested) = (args.pattern.clone(), args.path.clone());
         let paths = run_search(
             "glob",
             (self.caps.timeout_ms, self.caps.grace_ms),
             &run.signal,
             move |stop| {
-                let root =
-                    SearchRoot::resolve("glob", search_dir.as_deref(), requested.as_deref())?;
-                let search_dir = search_dir.ok_or_else(|| error::could_not_start("glob"))?;
-                list_files(&root, &search_dir, &args.pattern, cap, stop)
+                let path = requested.as_deref();
+                let dir = launch_dir("glob", search_dir.as_deref(), &[Some(&pattern), path])?;
+                list_files(&dir, (&pattern, path), &caps, stop)
             },
         )
         .await?;

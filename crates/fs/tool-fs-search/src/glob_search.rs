@@ -3,14 +3,16 @@
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use dsh_tools::ToolError;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 
+use crate::config::SearchCaps;
 use crate::error;
-use crate::walk::{SearchRoot, StopFlag, glob_walk, subject_kind};
+use crate::stderr::{Stderr, WalkStyle, walk_error};
+use crate::walk::{SearchRoot, StopFlag, glob_override, glob_walk, subject_kind};
 use crate::workdir::to_workdir_relative;
 
 /// One listed file: its modification time (`None` when it could not be read) and its path as
@@ -21,11 +23,13 @@ type Listed = (Option<SystemTime>, String);
 struct Shared<'a> {
     root: &'a SearchRoot,
     stop: &'a StopFlag,
+    /// ripgrep's stderr: unreachable directories.
+    stderr: &'a Stderr,
     /// Bytes of output so far (each path and its newline, as ripgrep's stdout counts them).
     bytes: AtomicUsize,
     cap: usize,
-    /// The byte count that went over the cap, once one did.
-    overflow: AtomicUsize,
+    /// Whether the listing went over the cap.
+    overflowed: AtomicBool,
     found: Mutex<Vec<Vec<Listed>>>,
 }
 
@@ -49,12 +53,17 @@ struct Visitor<'a> {
 impl ParallelVisitor for Visitor<'_> {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
         let shared = self.shared;
-        if shared.stop.is_raised() || shared.overflow.load(Ordering::Relaxed) > 0 {
+        if shared.stop.is_raised() || shared.overflowed.load(Ordering::Relaxed) {
             return WalkState::Quit;
         }
-        // Unreadable entries are skipped, as ripgrep skips them.
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
+        // ripgrep sorts, so its single-threaded walk words the errors.
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let message = walk_error(&err, shared.root, WalkStyle::Sequential);
+                shared.stderr.message(&message);
+                return WalkState::Continue;
+            }
         };
         let Some(explicit) = subject_kind(&entry) else {
             return WalkState::Continue;
@@ -70,7 +79,7 @@ impl ParallelVisitor for Visitor<'_> {
         let shown = shared.root.display(entry.path());
         let total = shared.bytes.fetch_add(shown.len() + 1, Ordering::Relaxed) + shown.len() + 1;
         if total > shared.cap {
-            shared.overflow.store(total, Ordering::Relaxed);
+            shared.overflowed.store(true, Ordering::Relaxed);
             return WalkState::Quit;
         }
         self.found.push((modified.ok(), shown));
@@ -92,34 +101,45 @@ impl Drop for Visitor<'_> {
     }
 }
 
-/// Every file under `root` matching `pattern`, as shown to the model (workdir-relative where
-/// possible), oldest modification first; equal times (and unreadable ones, which go last) are
-/// ordered by path. Fails with `SEARCH_INVALID_PATTERN` for a glob ripgrep rejects and with
-/// `SEARCH_RAW_OUTPUT_OVERFLOW` past `cap` bytes of listing.
+/// Every file under `path` (relative to `workdir`, a usable directory; the workdir itself
+/// without one) matching `pattern`, as shown to the model (workdir-relative where possible),
+/// oldest modification first; equal times (and unreadable ones, which go last) are ordered by
+/// path. ripgrep's errors fail the listing as its exit 2 does, in its order: a rejected glob
+/// (`SEARCH_INVALID_PATTERN`), an unreachable path, then (after the walk) unreadable
+/// directories. Past `rawOutputMaxBytes` of listing it fails with `SEARCH_RAW_OUTPUT_OVERFLOW`.
 pub fn list_files(
-    root: &SearchRoot,
     workdir: &Path,
-    pattern: &str,
-    cap: usize,
+    (pattern, path): (&str, Option<&str>),
+    caps: &SearchCaps,
     stop: &StopFlag,
 ) -> Result<Vec<String>, ToolError> {
-    let walk = glob_walk(root, workdir, pattern)
-        .map_err(|cause| error::rejected("glob", &cause.to_string()))?;
+    let stderr = Stderr::new(caps.stderr_max_bytes);
+    let overrides =
+        glob_override(workdir, pattern).map_err(|err| stderr.fatal("glob", &err.to_string()))?;
+    let root = SearchRoot::resolve("glob", workdir, path, &stderr)?;
     let shared = Shared {
-        root,
+        root: &root,
         stop,
+        stderr: &stderr,
         bytes: AtomicUsize::new(0),
-        cap,
-        overflow: AtomicUsize::new(0),
+        cap: caps.raw_output_max_bytes,
+        overflowed: AtomicBool::new(false),
         found: Mutex::new(Vec::new()),
     };
-    walk.build_parallel().visit(&mut Builder(&shared));
-    let overflow = shared.overflow.load(Ordering::Relaxed);
-    if overflow > 0 {
-        return Err(error::raw_output_overflow("glob", overflow, cap));
-    }
+    glob_walk(&root, workdir, overrides)
+        .build_parallel()
+        .visit(&mut Builder(&shared));
     if stop.is_raised() {
         return Err(error::aborted("glob"));
+    }
+    if let Some(failure) = stderr.failure("glob") {
+        return Err(failure);
+    }
+    if shared.overflowed.load(Ordering::Relaxed) {
+        return Err(error::raw_output_overflow(
+            "glob",
+            caps.raw_output_max_bytes,
+        ));
     }
     let mut listed: Vec<Listed> = shared
         .found

@@ -13,8 +13,7 @@ use crate::render::{grep_full_text, render_grep, retain_matches};
 use crate::run::run_search;
 use crate::spill::save_text;
 use crate::value::{GrepMatch, GrepValue, grep_output_schema};
-use crate::walk::SearchRoot;
-use crate::workdir::workdir;
+use crate::workdir::{launch_dir, workdir};
 use crate::{error, schema};
 
 /// The model-facing `grep` tool.
@@ -88,22 +87,16 @@ impl ToolDefinition for GrepTool {
     async fn execute(&self, args: Value, run: ToolRunContext) -> Result<ToolOutput, ToolError> {
         let args = GrepArgs::parse(&args)?;
         let workdir = workdir(&run);
-        let cap = self.caps.raw_output_max_bytes;
+        let caps = self.caps;
         let matches = run_search(
             "grep",
             (self.caps.timeout_ms, self.caps.grace_ms),
             &run.signal,
             move |stop| {
-                let root = SearchRoot::resolve("grep", workdir.as_deref(), args.path.as_deref())?;
-                let workdir = workdir.ok_or_else(|| error::could_not_start("grep"))?;
-                search_files(
-                    &root,
-                    &workdir,
-                    &args.pattern,
-                    args.include.as_deref(),
-                    cap,
-                    stop,
-                )
+                let (path, include) = (args.path.as_deref(), args.include.as_deref());
+                let arguments = [Some(args.pattern.as_str()), path, include];
+                let dir = launch_dir("grep", workdir.as_deref(), &arguments)?;
+                search_files(&dir, (&args.pattern, path, include), &caps, stop)
             },
         )
         .await?;

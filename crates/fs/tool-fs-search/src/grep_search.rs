@@ -6,25 +6,28 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dsh_tools::ToolError;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 
+use crate::config::SearchCaps;
 use crate::error;
+use crate::stderr::{NOTHING_SEARCHED, Stderr, WalkStyle, file_error, walk_error};
 use crate::value::{GrepMatch, NOT_UTF8_LINE};
-use crate::walk::{SearchRoot, StopFlag, grep_walk, subject_kind};
+use crate::walk::{SearchRoot, StopFlag, grep_walk, include_override, subject_kind};
 use crate::workdir::to_workdir_relative;
 
 /// Explicit files up to this size are read whole and searched as one slice, as ripgrep
 /// searches them through a memory map (binary data in them is then kept, not converted).
 const WHOLE_FILE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The matcher ripgrep builds for a pattern: Rust regex syntax, case-sensitive, `^`/`$` at
-/// line boundaries, no match across a line end. A rejected pattern is ripgrep's error text.
-pub fn build_matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
+/// The matcher ripgrep 15 builds for a pattern: Rust regex syntax, case-sensitive, `^`/`$` at
+/// line boundaries, no match across a line end, and a NUL byte banned (binary detection makes
+/// it unmatchable). A rejected pattern is the message ripgrep prints, with its hints.
+pub fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
     RegexMatcherBuilder::new()
         .case_smart(false)
         .case_insensitive(false)
@@ -33,8 +36,34 @@ pub fn build_matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
         .octal(false)
         .dot_matches_new_line(false)
         .line_terminator(Some(b'\n'))
+        .ban_byte(Some(b'\x00'))
         .build(pattern)
-        .map_err(|cause| error::rejected("grep", &cause.to_string()))
+        .map_err(|cause| with_hints(cause.to_string()))
+}
+
+/// ripgrep 15's hints after a rejected pattern (`suggest_multiline`, `suggest_text`, then
+/// `suggest_pcre2`: the binary dsh ships is built with PCRE2).
+fn with_hints(message: String) -> String {
+    let mut message = message;
+    if message.contains("the literal") && message.contains("not allowed") {
+        message.push_str(
+            "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n\
+             When multiline mode is enabled, new line characters can be matched.",
+        );
+    }
+    if message.contains("pattern contains \"\\0\"") {
+        message.push_str(
+            "\n\nConsider enabling text mode with the --text flag (or -a for short). Otherwise,\n\
+             binary detection is enabled and matching a NUL byte is impossible.",
+        );
+    }
+    if message.contains("backreferences") || message.contains("look-around") {
+        message.push_str(
+            "\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\n\
+             and look-around.",
+        );
+    }
+    message
 }
 
 /// The matches of one file.
@@ -49,11 +78,17 @@ struct Shared<'a> {
     workdir: &'a Path,
     stop: &'a StopFlag,
     matcher: RegexMatcher,
+    /// ripgrep's stderr: unreachable directories, unreadable files.
+    stderr: &'a Stderr,
+    /// How the walk's errors are worded.
+    style: WalkStyle,
+    /// Whether any file passed the filters (ripgrep's `searched`).
+    searched: AtomicBool,
     /// Bytes of collected paths and lines so far.
     bytes: AtomicUsize,
     cap: usize,
-    /// The byte count that went over the cap, once one did.
-    overflow: AtomicUsize,
+    /// Whether the collected bytes went over the cap.
+    overflowed: AtomicBool,
     found: Mutex<Vec<Vec<FileMatches>>>,
 }
 
@@ -94,46 +129,57 @@ impl Visitor<'_> {
         }
     }
 
-    /// Searches one file; unreadable files are skipped, as ripgrep skips them.
+    /// Searches one file. A file that cannot be opened or read is reported as ripgrep reports
+    /// it (which fails the search once it has finished).
     fn search(&mut self, entry: &DirEntry, explicit: bool) {
+        let shared = self.shared;
+        let report = |cause: &std::io::Error| {
+            if !shared.stop.is_raised() {
+                shared
+                    .stderr
+                    .message(&file_error(shared.root, entry.path(), cause));
+            }
+        };
         // An explicit path may be anything: only regular files are opened, since opening a
         // FIFO blocks and a device may never end. (Walked entries are regular files already.)
         let whole = if explicit {
             match std::fs::metadata(entry.path()) {
                 Ok(meta) if meta.is_file() => meta.len() <= WHOLE_FILE_MAX_BYTES,
-                _ => return,
+                Ok(_) => return,
+                Err(cause) => return report(&cause),
             }
         } else {
             false
         };
-        let Ok(file) = File::open(entry.path()) else {
-            return;
+        let file = match File::open(entry.path()) {
+            Ok(file) => file,
+            Err(cause) => return report(&cause),
         };
         self.set_explicit(explicit);
         let mut sink = Collect {
-            shared: self.shared,
+            shared,
             entry_path: entry.path(),
             found: None,
             bytes: 0,
         };
         let mut reader = Interruptible {
             inner: file,
-            stop: self.shared.stop,
+            stop: shared.stop,
         };
-        // A read error ends this file's search; what it found so far is kept, as ripgrep
-        // printed it.
-        if whole {
+        let searched = if whole {
             let mut contents = Vec::new();
-            if reader.read_to_end(&mut contents).is_err() {
-                return;
+            match reader.read_to_end(&mut contents) {
+                Ok(_) => self
+                    .searcher
+                    .search_slice(&self.matcher, &contents, &mut sink),
+                Err(cause) => Err(cause),
             }
-            let _ = self
-                .searcher
-                .search_slice(&self.matcher, &contents, &mut sink);
         } else {
-            let _ = self
-                .searcher
-                .search_reader(&self.matcher, reader, &mut sink);
+            self.searcher
+                .search_reader(&self.matcher, reader, &mut sink)
+        };
+        if let Err(cause) = searched {
+            report(&cause);
         }
         self.keep(sink);
     }
@@ -149,13 +195,19 @@ impl Visitor<'_> {
 impl ParallelVisitor for Visitor<'_> {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
         let shared = self.shared;
-        if shared.stop.is_raised() || shared.overflow.load(Ordering::Relaxed) > 0 {
+        if shared.stop.is_raised() || shared.overflowed.load(Ordering::Relaxed) {
             return WalkState::Quit;
         }
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let message = walk_error(&err, shared.root, shared.style);
+                shared.stderr.message(&message);
+                return WalkState::Continue;
+            }
         };
         if let Some(explicit) = subject_kind(&entry) {
+            shared.searched.store(true, Ordering::Relaxed);
             self.search(&entry, explicit);
         }
         WalkState::Continue
@@ -224,7 +276,7 @@ impl Sink for Collect<'_, '_> {
         self.bytes += found.path.len() + line.len() + 1;
         let total = shared.bytes.load(Ordering::Relaxed) + self.bytes;
         if total > shared.cap {
-            shared.overflow.fetch_max(total, Ordering::Relaxed);
+            shared.overflowed.store(true, Ordering::Relaxed);
             return Ok(false);
         }
         found
@@ -243,43 +295,65 @@ fn without_terminator(line: &str) -> &str {
     }
 }
 
-/// Every match of `pattern` under `root` (filtered by `include`), each file's matches together
-/// and in line order, files in the order the walk finished them. Fails with
-/// `SEARCH_INVALID_PATTERN` for a regex or glob ripgrep rejects and with
-/// `SEARCH_RAW_OUTPUT_OVERFLOW` past `cap` bytes of collected paths and lines.
+/// Every match of `pattern` under `path` (relative to `workdir`, a usable directory; the
+/// workdir itself without one) among the files `include` admits, each file's matches together
+/// and in line order, files in the order the walk finished them. ripgrep's errors fail the
+/// search as its exit 2 does, in its order: a rejected `include`, then a rejected pattern
+/// (`SEARCH_INVALID_PATTERN` or `SEARCH_FAILED`), then an unreachable path, then (after the
+/// walk) unreadable entries and, without `path`, no file searched at all. Past
+/// `rawOutputMaxBytes` of collected paths and lines it fails with `SEARCH_RAW_OUTPUT_OVERFLOW`.
 pub fn search_files(
-    root: &SearchRoot,
     workdir: &Path,
-    pattern: &str,
-    include: Option<&str>,
-    cap: usize,
+    (pattern, path, include): (&str, Option<&str>, Option<&str>),
+    caps: &SearchCaps,
     stop: &StopFlag,
 ) -> Result<Vec<GrepMatch>, ToolError> {
-    let matcher = build_matcher(pattern)?;
-    let walk = grep_walk(root, workdir, include)
-        .map_err(|cause| error::rejected("grep", &cause.to_string()))?;
+    let stderr = Stderr::new(caps.stderr_max_bytes);
+    let include =
+        include_override(workdir, include).map_err(|err| stderr.fatal("grep", &err.to_string()))?;
+    let matcher = build_matcher(pattern).map_err(|message| stderr.fatal("grep", &message))?;
+    let root = SearchRoot::resolve("grep", workdir, path, &stderr)?;
+    // ripgrep walks a directory in parallel and anything else with its single-threaded walk.
+    let style = if root.path().is_dir() {
+        WalkStyle::Parallel
+    } else {
+        WalkStyle::Sequential
+    };
     let searcher = SearcherBuilder::new()
         .line_number(true)
         .multi_line(false)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .build();
     let shared = Shared {
-        root,
+        root: &root,
         workdir,
         stop,
         matcher,
+        stderr: &stderr,
+        style,
+        searched: AtomicBool::new(false),
         bytes: AtomicUsize::new(0),
-        cap,
-        overflow: AtomicUsize::new(0),
+        cap: caps.raw_output_max_bytes,
+        overflowed: AtomicBool::new(false),
         found: Mutex::new(Vec::new()),
     };
-    walk.build_parallel().visit(&mut Builder(&shared, searcher));
-    let overflow = shared.overflow.load(Ordering::Relaxed);
-    if overflow > 0 {
-        return Err(error::raw_output_overflow("grep", overflow, cap));
-    }
+    grep_walk(&root, workdir, include)
+        .build_parallel()
+        .visit(&mut Builder(&shared, searcher));
     if stop.is_raised() {
         return Err(error::aborted("grep"));
+    }
+    if root.is_implicit() && !shared.searched.load(Ordering::Relaxed) {
+        stderr.message(NOTHING_SEARCHED);
+    }
+    if let Some(failure) = stderr.failure("grep") {
+        return Err(failure);
+    }
+    if shared.overflowed.load(Ordering::Relaxed) {
+        return Err(error::raw_output_overflow(
+            "grep",
+            caps.raw_output_max_bytes,
+        ));
     }
     let files = shared
         .found
@@ -314,13 +388,36 @@ mod tests {
 
     #[test]
     fn rejected_patterns_carry_ripgreps_text() {
-        let error = build_matcher("(").unwrap_err();
-        assert_eq!(error.code(), Some("SEARCH_INVALID_PATTERN"));
-        assert!(
-            error
-                .message()
-                .starts_with("grep pattern rejected by ripgrep: regex parse error:")
+        assert_eq!(
+            build_matcher("(").unwrap_err(),
+            "regex parse error:\n    (?:()\n    ^\nerror: unclosed group"
         );
         assert!(build_matcher(r"\bword\b").is_ok());
+        // ripgrep 15's hints (ripgrep 13 quoted the literal as '"\n"').
+        assert_eq!(
+            build_matcher("a\nb").unwrap_err(),
+            "the literal \"\\n\" is not allowed in a regex\n\nConsider enabling multiline mode \
+             with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new \
+             line characters can be matched."
+        );
+        assert_eq!(
+            build_matcher("a\\nb").unwrap_err(),
+            build_matcher("a\nb").unwrap_err()
+        );
+        // ripgrep 15 bans a NUL (ripgrep 13 searched for it and found nothing).
+        assert_eq!(
+            build_matcher(r"\x00").unwrap_err(),
+            "pattern contains \"\\0\" but it is impossible to match\n\nConsider enabling text \
+             mode with the --text flag (or -a for short). Otherwise,\nbinary detection is \
+             enabled and matching a NUL byte is impossible."
+        );
+        let backreference = build_matcher(r"(a)\1").unwrap_err();
+        assert!(
+            backreference.ends_with(
+                "error: backreferences are not supported\n\nConsider enabling PCRE2 with the \
+                 --pcre2 flag, which can handle backreferences\nand look-around."
+            ),
+            "{backreference}"
+        );
     }
 }

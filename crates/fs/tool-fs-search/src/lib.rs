@@ -16,7 +16,9 @@
 //! an over-cap glob page ([`sample`]), line previews cut at a UTF-8 boundary. An over-cap result
 //! of a session's direct call is saved whole to a private file ([`spill`]) whose path the
 //! footer gives. Each result carries dsh's search-card metadata ([`meta`]), bounded in size.
-//! Failures are dsh's `SearchError`s ([`error`]). Paths are shown relative to the session's
+//! Failures are dsh's `SearchError`s ([`error`]); those ripgrep reports on its stderr (a
+//! rejected pattern, an unreachable path, an unreadable entry, nothing searched) quote ripgrep
+//! 15's own text ([`stderr`]). Paths are shown relative to the session's
 //! directory where they lie inside it ([`workdir`]); the harness's own `/proc` entries are
 //! never searched ([`walk`]).
 
@@ -35,6 +37,7 @@ pub mod run;
 pub mod sample;
 pub mod schema;
 pub mod spill;
+pub mod stderr;
 pub mod value;
 pub mod walk;
 pub mod workdir;

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use dsh_tools::ToolError;
-use ignore::overrides::OverrideBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 use ignore::{DirEntry, WalkBuilder};
 
 use crate::error;
+use crate::stderr::Stderr;
 use crate::workdir::normalize;
 
 /// The VCS metadata directories `glob` never lists (dsh's `GLOB_VCS_EXCLUDES`).
@@ -46,21 +47,16 @@ pub struct SearchRoot {
 }
 
 impl SearchRoot {
-    /// The root for `requested` (relative to `workdir`), checked as ripgrep checks its path
-    /// argument: the workdir must be a directory, the root must exist, and it must not be one
-    /// of the harness's own `/proc` entries.
+    /// The root for `requested` (relative to `workdir`, a usable directory), checked as ripgrep
+    /// checks its path argument: a path that cannot be reached is ripgrep's
+    /// `rg: <path>: IO error for operation on <path>: <cause>` and exit 2 (printed to
+    /// `stderr`); one of the harness's own `/proc` entries is refused.
     pub fn resolve(
         tool: &str,
-        workdir: Option<&Path>,
+        workdir: &Path,
         requested: Option<&str>,
+        stderr: &Stderr,
     ) -> Result<Self, ToolError> {
-        if requested.is_some_and(|path| path.contains('\0')) {
-            return Err(error::nul_byte(tool, "path"));
-        }
-        let workdir = workdir
-            .filter(|dir| !dir.as_os_str().as_encoded_bytes().contains(&0))
-            .filter(|dir| dir.is_dir())
-            .ok_or_else(|| error::could_not_start(tool))?;
         let walk: PathBuf = match requested {
             Some(path) => workdir.join(path),
             None => workdir.to_path_buf(),
@@ -68,8 +64,13 @@ impl SearchRoot {
         .components()
         .collect();
         if let Err(cause) = std::fs::metadata(&walk) {
-            let shown = requested.unwrap_or(".");
-            return Err(error::failed(tool, &format!("{shown}: {cause}")));
+            // A path that is not a directory is walked by ripgrep's single-threaded walk, whose
+            // walkdir words the error.
+            let shown = requested.unwrap_or("./");
+            return Err(stderr.fatal(
+                tool,
+                &format!("{shown}: IO error for operation on {shown}: {cause}"),
+            ));
         }
         let resolved = std::fs::canonicalize(&walk).unwrap_or_else(|_| normalize(&walk));
         if is_own_proc(&resolved) || is_own_proc(&normalize(&walk)) {
@@ -86,27 +87,46 @@ impl SearchRoot {
         })
     }
 
+    /// Whether ripgrep got no path argument (it then searches `./` and, finding no file to
+    /// search, says so).
+    pub fn is_implicit(&self) -> bool {
+        self.shown.is_none()
+    }
+
     /// The absolute path walked.
     pub fn path(&self) -> &Path {
         &self.walk
     }
 
-    /// How ripgrep would print `path` (a path of this walk): under the requested path as
-    /// written, or bare below the workdir.
-    pub fn display(&self, path: &Path) -> String {
+    /// `path` below the walked root (empty for the root itself), or `None` when it is not
+    /// below it.
+    fn rest(&self, path: &Path) -> Option<String> {
         let bytes = path.as_os_str().as_encoded_bytes();
         let root_len = self.walk.as_os_str().as_encoded_bytes().len();
-        let Some(rest) = bytes.get(root_len..) else {
+        let rest = bytes.get(root_len..)?;
+        let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+        Some(String::from_utf8_lossy(rest).into_owned())
+    }
+
+    /// How ripgrep would print `path` (a path of this walk) in its results: under the
+    /// requested path as written, or bare below the workdir.
+    pub fn display(&self, path: &Path) -> String {
+        let Some(rest) = self.rest(path) else {
             return path.to_string_lossy().into_owned();
         };
-        let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-        let rest = String::from_utf8_lossy(rest);
         match &self.shown {
             None if rest.is_empty() => ".".to_owned(),
-            None => rest.into_owned(),
-            Some(shown) if rest.is_empty() => shown.clone(),
-            Some(shown) if shown.ends_with('/') => format!("{shown}{rest}"),
-            Some(shown) => format!("{shown}/{rest}"),
+            None => rest,
+            Some(shown) => joined(shown, &rest),
+        }
+    }
+
+    /// How ripgrep would print `path` in a walk error: as [`Self::display`], except that without
+    /// a path argument it is under `./` (ripgrep strips that prefix from results only).
+    pub fn error_display(&self, path: &Path) -> String {
+        match (&self.shown, self.rest(path)) {
+            (None, Some(rest)) => format!("./{rest}"),
+            _ => self.display(path),
         }
     }
 
@@ -126,46 +146,65 @@ impl SearchRoot {
     }
 }
 
-/// The walk `grep` runs (`rg` without `--hidden` or `--no-ignore`): hidden files skipped,
-/// `.gitignore` (inside git repositories), `.git/info/exclude`, the global gitignore,
-/// `.ignore` and `.rgignore` honoured, parent directories' ignore files included; `include`,
-/// when given, keeps only the files it matches (matched relative to `workdir`).
-pub fn grep_walk(
-    root: &SearchRoot,
-    workdir: &Path,
-    include: Option<&str>,
-) -> Result<WalkBuilder, ignore::Error> {
-    let mut builder = root.builder(workdir);
-    builder
-        .standard_filters(true)
-        .require_git(true)
-        .add_custom_ignore_filename(".rgignore");
-    if let Some(include) = include {
-        let mut overrides = OverrideBuilder::new(workdir);
-        overrides.add(include)?;
-        builder.overrides(overrides.build()?);
+/// `shown` (a path argument as written) joined with `rest` as `Path::join` would print it.
+fn joined(shown: &str, rest: &str) -> String {
+    if rest.is_empty() {
+        shown.to_owned()
+    } else if shown.ends_with('/') {
+        format!("{shown}{rest}")
+    } else {
+        format!("{shown}/{rest}")
     }
-    Ok(builder)
 }
 
-/// The walk `glob` runs (`rg --files --no-ignore --hidden`): no ignore file of any kind, hidden
-/// files included, `pattern` as the one whitelist glob, and each VCS directory excluded both as
-/// a directory (pruned) and by its contents (so a root inside one lists nothing).
-pub fn glob_walk(
-    root: &SearchRoot,
+/// `grep`'s `--glob=<include>` (matched relative to `workdir`), built as ripgrep builds it
+/// before anything else; a glob it rejects is its error.
+pub fn include_override(
     workdir: &Path,
-    pattern: &str,
-) -> Result<WalkBuilder, ignore::Error> {
-    let mut builder = root.builder(workdir);
-    builder.standard_filters(false);
+    include: Option<&str>,
+) -> Result<Option<Override>, ignore::Error> {
+    let Some(include) = include else {
+        return Ok(None);
+    };
+    let mut overrides = OverrideBuilder::new(workdir);
+    overrides.add(include)?;
+    overrides.build().map(Some)
+}
+
+/// `glob`'s `--glob=<pattern>` and dsh's VCS excludes: each VCS directory excluded both as a
+/// directory (pruned) and by its contents (so a root inside one lists nothing).
+pub fn glob_override(workdir: &Path, pattern: &str) -> Result<Override, ignore::Error> {
     let mut overrides = OverrideBuilder::new(workdir);
     overrides.add(pattern)?;
     for name in VCS_DIRECTORIES {
         overrides.add(&format!("!**/{name}"))?;
         overrides.add(&format!("!**/{name}/**"))?;
     }
-    builder.overrides(overrides.build()?);
-    Ok(builder)
+    overrides.build()
+}
+
+/// The walk `grep` runs (`rg` without `--hidden` or `--no-ignore`): hidden files skipped,
+/// `.gitignore` (inside git repositories), `.git/info/exclude`, the global gitignore,
+/// `.ignore` and `.rgignore` honoured, parent directories' ignore files included; `include`,
+/// when given, keeps only the files it matches.
+pub fn grep_walk(root: &SearchRoot, workdir: &Path, include: Option<Override>) -> WalkBuilder {
+    let mut builder = root.builder(workdir);
+    builder
+        .standard_filters(true)
+        .require_git(true)
+        .add_custom_ignore_filename(".rgignore");
+    if let Some(include) = include {
+        builder.overrides(include);
+    }
+    builder
+}
+
+/// The walk `glob` runs (`rg --files --no-ignore --hidden`): no ignore file of any kind, hidden
+/// files included, `overrides` ([`glob_override`]) deciding what is listed.
+pub fn glob_walk(root: &SearchRoot, workdir: &Path, overrides: Override) -> WalkBuilder {
+    let mut builder = root.builder(workdir);
+    builder.standard_filters(false).overrides(overrides);
+    builder
 }
 
 /// What ripgrep does with a walked entry: `Some(true)` for an explicit path (a root that is not
@@ -207,12 +246,20 @@ pub fn is_own_proc(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    fn resolve(
+        tool: &str,
+        workdir: &Path,
+        requested: Option<&str>,
+    ) -> Result<SearchRoot, ToolError> {
+        SearchRoot::resolve(tool, workdir, requested, &Stderr::new(65536))
+    }
+
     #[test]
     fn shown_paths_follow_the_requested_spelling() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let work = dir.path();
-        let bare = SearchRoot::resolve("glob", Some(work), None).unwrap();
+        let bare = resolve("glob", work, None).unwrap();
         assert_eq!(bare.display(&work.join("a/b.txt")), "a/b.txt");
         for (requested, shown) in [
             ("sub", "sub/x.txt"),
@@ -220,7 +267,7 @@ mod tests {
             ("./sub", "./sub/x.txt"),
             (".", "./sub/x.txt"),
         ] {
-            let root = SearchRoot::resolve("glob", Some(work), Some(requested)).unwrap();
+            let root = resolve("glob", work, Some(requested)).unwrap();
             let child = if requested == "." {
                 work.join("sub/x.txt")
             } else {
@@ -229,8 +276,7 @@ mod tests {
             assert_eq!(root.display(&child), shown, "{requested}");
         }
         let absolute = work.join("sub");
-        let root =
-            SearchRoot::resolve("glob", Some(work), Some(absolute.to_str().unwrap())).unwrap();
+        let root = resolve("glob", work, Some(absolute.to_str().unwrap())).unwrap();
         assert_eq!(
             root.display(&absolute.join("x")),
             format!("{}/x", absolute.display())
@@ -240,22 +286,26 @@ mod tests {
     #[test]
     fn roots_are_checked_as_ripgrep_checks_them() {
         let dir = tempfile::tempdir().unwrap();
-        let missing = SearchRoot::resolve("grep", Some(dir.path()), Some("nope")).unwrap_err();
+        // ripgrep 15's wording (its walkdir-based walk); ripgrep 13 printed
+        // `nope: No such file or directory (os error 2)` without the `rg: ` prefix.
+        let missing = resolve("grep", dir.path(), Some("nope")).unwrap_err();
         assert_eq!(
             missing.message(),
-            "grep search failed (exit 2): nope: No such file or directory (os error 2)"
+            "grep search failed (exit 2): rg: nope: IO error for operation on nope: No such file \
+             or directory (os error 2)"
         );
-        let gone = dir.path().join("gone");
-        let unusable = SearchRoot::resolve("glob", Some(&gone), None).unwrap_err();
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let under_file = resolve("glob", dir.path(), Some("file/x")).unwrap_err();
         assert_eq!(
-            unusable.message(),
-            "glob could not start its search command (ripgrep launch failed)"
+            under_file.message(),
+            "glob search failed (exit 2): rg: file/x: IO error for operation on file/x: Not a \
+             directory (os error 20)"
         );
-        let nul = SearchRoot::resolve("grep", Some(dir.path()), Some("a\0b")).unwrap_err();
-        assert_eq!(
-            nul.message(),
-            "grep could not start its search: path contains a NUL byte"
-        );
+        let root = resolve("grep", dir.path(), None).unwrap();
+        assert!(root.is_implicit());
+        assert_eq!(root.error_display(dir.path()), "./");
+        assert_eq!(root.error_display(&dir.path().join("a")), "./a");
+        assert_eq!(root.display(&dir.path().join("a")), "a");
     }
 
     #[test]
@@ -268,21 +318,21 @@ mod tests {
         assert!(!is_own_proc(Path::new("/tmp/proc/self")));
         if Path::new("/proc/self").exists() {
             for root in ["/proc/self", "/proc/thread-self", "/dev/fd"] {
-                let refused = SearchRoot::resolve("grep", Some(Path::new("/")), Some(root));
+                let refused = resolve("grep", Path::new("/"), Some(root));
                 assert_eq!(
                     refused.unwrap_err().message(),
                     "grep cannot search the harness's own /proc entries",
                     "{root}"
                 );
             }
-            let top = SearchRoot::resolve("grep", Some(Path::new("/")), None).unwrap();
+            let top = resolve("grep", Path::new("/"), None).unwrap();
             assert!(top.proc_base.is_some(), "a walk from / checks for /proc");
             let dir = tempfile::tempdir().unwrap();
-            let plain = SearchRoot::resolve("grep", Some(dir.path()), None).unwrap();
+            let plain = resolve("grep", dir.path(), None).unwrap();
             assert!(plain.proc_base.is_none());
             let own = format!("/proc/{pid}/status");
-            assert!(SearchRoot::resolve("grep", Some(Path::new("/")), Some(&own)).is_err());
-            assert!(SearchRoot::resolve("grep", Some(Path::new("/")), Some("/proc/1")).is_ok());
+            assert!(resolve("grep", Path::new("/"), Some(&own)).is_err());
+            assert!(resolve("grep", Path::new("/"), Some("/proc/1")).is_ok());
         }
     }
 }

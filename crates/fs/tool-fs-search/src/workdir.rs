@@ -3,7 +3,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use dsh_tools::ToolRunContext;
+use dsh_tools::{ToolError, ToolRunContext};
+
+use crate::error;
 
 /// The directory a call searches from: the calling session's `cwd` as written, else the
 /// process's current directory. A relative session `cwd` is taken from the process's directory,
@@ -20,6 +22,29 @@ pub fn workdir(run: &ToolRunContext) -> Option<PathBuf> {
         Some(cwd) => std::env::current_dir().ok().map(|dir| dir.join(cwd)),
         None => std::env::current_dir().ok(),
     }
+}
+
+/// The directory a search runs in, when dsh's spawn of ripgrep would start: the workdir must
+/// be a directory and no argument (nor the workdir) may hold a NUL byte, which no process
+/// argument can carry. Otherwise `<tool> could not start its search command (ripgrep launch
+/// failed)`, as dsh reports a spawn that threw.
+pub fn launch_dir(
+    tool: &str,
+    workdir: Option<&Path>,
+    arguments: &[Option<&str>],
+) -> Result<PathBuf, ToolError> {
+    if arguments
+        .iter()
+        .flatten()
+        .any(|argument| argument.contains('\0'))
+    {
+        return Err(error::could_not_start(tool));
+    }
+    workdir
+        .filter(|dir| !dir.as_os_str().as_encoded_bytes().contains(&0))
+        .filter(|dir| dir.is_dir())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| error::could_not_start(tool))
 }
 
 /// `path` with `.` segments dropped and `..` segments applied, without touching the disk (as
@@ -77,6 +102,23 @@ mod tests {
         assert_eq!(to_workdir_relative("/w/./x/../y.ts", w), "y.ts");
         assert_eq!(to_workdir_relative("/a/b", Path::new("/")), "a/b");
         assert_eq!(to_workdir_relative("/w/a", Path::new("/w/./")), "a");
+    }
+
+    #[test]
+    fn a_search_starts_only_where_ripgrep_could_be_spawned() {
+        let dir = tempfile::tempdir().unwrap();
+        let launch = |workdir: Option<&Path>, arguments: &[Option<&str>]| {
+            launch_dir("grep", workdir, arguments).map_err(|error| error.message().to_owned())
+        };
+        assert_eq!(
+            launch(Some(dir.path()), &[Some("x"), None]),
+            Ok(dir.path().to_path_buf())
+        );
+        let refused = Err("grep could not start its search command (ripgrep launch failed)".into());
+        assert_eq!(launch(Some(dir.path()), &[Some("a\0b")]), refused);
+        assert_eq!(launch(Some(dir.path()), &[None, Some("\0")]), refused);
+        assert_eq!(launch(Some(&dir.path().join("gone")), &[]), refused);
+        assert_eq!(launch(None, &[]), refused);
     }
 
     #[test]

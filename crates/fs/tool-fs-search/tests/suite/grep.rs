@@ -133,7 +133,7 @@ async fn failures_are_search_errors() {
     assert_eq!(error_name(&regex).as_deref(), Some("SearchError"));
     assert_eq!(
         text(&regex),
-        "Error: grep pattern rejected by ripgrep: regex parse error:\n    (?:(unclosed)\n    \
+        "Error: grep pattern rejected by ripgrep: rg: regex parse error:\n    (?:(unclosed)\n    \
          ^\nerror: unclosed group"
     );
     let include = harness
@@ -146,16 +146,19 @@ async fn failures_are_search_errors() {
     assert_eq!(code(&include).as_deref(), Some("SEARCH_INVALID_PATTERN"));
     assert_eq!(
         text(&include),
-        "Error: grep pattern rejected by ripgrep: error parsing glob 'a[b': unclosed character \
-         class; missing ']'"
+        "Error: grep pattern rejected by ripgrep: rg: error parsing glob 'a[b': unclosed \
+         character class; missing ']'"
     );
     let newline = harness
         .call_in(tree.path(), "grep", json!({"pattern": "a\nb"}))
         .await;
     assert_eq!(code(&newline).as_deref(), Some("SEARCH_FAILED"));
+    // ripgrep 15's text; ripgrep 13 quotes the literal as '"\n"' and has no `rg: ` prefix.
     assert_eq!(
         text(&newline),
-        "Error: grep search failed (exit 2): the literal \"\\n\" is not allowed in a regex"
+        "Error: grep search failed (exit 2): rg: the literal \"\\n\" is not allowed in a \
+         regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n\
+         When multiline mode is enabled, new line characters can be matched."
     );
     let missing = harness
         .call_in(
@@ -165,18 +168,59 @@ async fn failures_are_search_errors() {
         )
         .await;
     assert_eq!(code(&missing).as_deref(), Some("SEARCH_FAILED"));
+    // ripgrep 15's text; ripgrep 13 prints `no-such-dir: No such file or directory (os
+    // error 2)`.
     assert_eq!(
         text(&missing),
-        "Error: grep search failed (exit 2): no-such-dir: No such file or directory (os error 2)"
+        "Error: grep search failed (exit 2): rg: no-such-dir: IO error for operation on \
+         no-such-dir: No such file or directory (os error 2)"
     );
-    let nul = harness
-        .call_in(tree.path(), "grep", json!({"pattern": "a\u{0}"}))
+    // ripgrep 15 refuses a NUL-matching regex (binary detection makes it unmatchable);
+    // ripgrep 13 searches for it and finds nothing.
+    let unmatchable = harness
+        .call_in(tree.path(), "grep", json!({"pattern": "\\x00"}))
         .await;
-    assert_eq!(code(&nul).as_deref(), Some("SEARCH_FAILED"));
+    assert_eq!(code(&unmatchable).as_deref(), Some("SEARCH_FAILED"));
     assert_eq!(
-        text(&nul),
-        "Error: grep could not start its search: pattern contains a NUL byte"
+        text(&unmatchable),
+        "Error: grep search failed (exit 2): rg: pattern contains \"\\0\" but it is impossible \
+         to match\n\nConsider enabling text mode with the --text flag (or -a for short). \
+         Otherwise,\nbinary detection is enabled and matching a NUL byte is impossible."
     );
+    // ripgrep's order: the include glob, then the pattern, then the path.
+    let order = harness
+        .call_in(
+            tree.path(),
+            "grep",
+            json!({"pattern": "(", "path": "no-such-dir", "include": "["}),
+        )
+        .await;
+    assert!(
+        text(&order).contains("error parsing glob '['"),
+        "{}",
+        text(&order)
+    );
+    let order = harness
+        .call_in(
+            tree.path(),
+            "grep",
+            json!({"pattern": "(", "path": "no-such-dir"}),
+        )
+        .await;
+    assert_eq!(code(&order).as_deref(), Some("SEARCH_INVALID_PATTERN"));
+    // No process argument can hold a NUL byte: dsh's spawn of ripgrep throws.
+    for arguments in [
+        json!({"pattern": "a\u{0}"}),
+        json!({"pattern": "x", "path": "a\u{0}"}),
+        json!({"pattern": "x", "include": "*\u{0}"}),
+    ] {
+        let nul = harness.call_in(tree.path(), "grep", arguments).await;
+        assert_eq!(code(&nul).as_deref(), Some("SEARCH_FAILED"));
+        assert_eq!(
+            text(&nul),
+            "Error: grep could not start its search command (ripgrep launch failed)"
+        );
+    }
     for (arguments, message) in [
         (json!({"pattern": ""}), "pattern must be a non-empty string"),
         (
@@ -335,11 +379,12 @@ async fn collected_results_are_bounded_by_raw_output_max_bytes() {
         .call_in(tree.path(), "grep", json!({"pattern": "."}))
         .await;
     assert_eq!(code(&result).as_deref(), Some("SEARCH_RAW_OUTPUT_OVERFLOW"));
-    // Each match counts its path, its line and a separator: 9 + 9 + 11 + 10 = 39 > 30.
+    // Each match counts its path, its line and a separator: 9 + 9 + 11 + 10 = 39 > 30. dsh's
+    // collector keeps only a tail of the cap, so the text is the lossy one.
     assert_eq!(
         text(&result),
-        "Error: grep produced 39 bytes of raw output, over the 30-byte cap; narrow pattern, \
-         path, or include and retry"
+        "Error: grep produced more raw output than the subprocess seam retained within the \
+         30-byte cap; narrow pattern, path, or include and retry"
     );
 }
 

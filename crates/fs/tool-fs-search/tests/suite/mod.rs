@@ -5,5 +5,6 @@ mod grep;
 mod pipeline;
 mod props;
 mod ripgrep;
+mod stderr;
 mod support;
 mod tree;
