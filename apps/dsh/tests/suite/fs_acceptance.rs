@@ -1802,7 +1802,11 @@ fn grep_where_no_file_is_searched_fails_as_ripgrep_does() {
     std::fs::create_dir(sandbox.work().join("void")).unwrap();
     let expected = "grep search failed (exit 2): rg: No files were searched, which means ripgrep probably applied a filter you didn't expect.\nRunning with --debug will show why files are being skipped.";
     assert_eq!(
-        err(&sandbox, "grep", &json!({"pattern": "x", "include": "*.none"})),
+        err(
+            &sandbox,
+            "grep",
+            &json!({"pattern": "x", "include": "*.none"})
+        ),
         (expected.to_owned(), Some("SEARCH_FAILED".to_owned()))
     );
     // ripgrep prints this only without a path argument (`has_implicit_path`): with one,

@@ -397,13 +397,23 @@ async fn a_headless_turn_drives_str_replace_editor() {
         json!({"command": "create", "path": created, "file_text": "again\n"}),
     ];
     for (index, args) in calls.iter().enumerate() {
-        fake.push(tool_call(&format!("call_{index}"), "str_replace_editor", args));
+        fake.push(tool_call(
+            &format!("call_{index}"),
+            "str_replace_editor",
+            args,
+        ));
     }
     fake.push(answer("Edited."));
     let done = run(against(&sandbox, &fake, &headless(&["edit the notes"]))).await;
     assert_eq!(done.code, Some(0), "{}", done.stderr);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "zero\none\n2\nthree\n");
-    assert_eq!(std::fs::read_to_string(work.join("new/made.txt")).unwrap(), "made\n");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "zero\none\n2\nthree\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("new/made.txt")).unwrap(),
+        "made\n"
+    );
     let requests = fake.requests();
     let results = tool_results(&requests.last().unwrap().body);
     let texts: Vec<&str> = results.iter().map(|(_, text)| text.as_str()).collect();
@@ -411,11 +421,15 @@ async fn a_headless_turn_drives_str_replace_editor() {
         texts,
         [
             format!("Error: edit requires reading \"{path}\" first"),
-            format!("Here's the content of {path} with line numbers (which has a total of 4 lines):\n     1  one\n     2  two\n     3  three\n     4  \n"),
+            format!(
+                "Here's the content of {path} with line numbers (which has a total of 4 lines):\n     1  one\n     2  two\n     3  three\n     4  \n"
+            ),
             format!("The file {path} has been edited successfully."),
             format!("The file {path} has been edited successfully."),
             format!("New file created successfully at: {created}"),
-            format!("Error: File already exists at: {created}. Cannot overwrite files using command `create`."),
+            format!(
+                "Error: File already exists at: {created}. Cannot overwrite files using command `create`."
+            ),
         ]
     );
 }
