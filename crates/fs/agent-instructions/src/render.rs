@@ -1,7 +1,8 @@
 //! The model-facing texts, word for word dsh's: the baseline (`Instructions from: <path>`
 //! sections under an intro) and the update batch (`Additional instructions from`, `Updated
 //! instructions from`, `Instructions removed`), each framed in one `<system-reminder>` with any
-//! closing tag inside escaped.
+//! closing tag inside escaped (except dsh's last budget fallbacks: a budget too small for the
+//! frame gets the budget notice, with the last file's heading when that fits, unframed).
 
 use std::collections::HashMap;
 

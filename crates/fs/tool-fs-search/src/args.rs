@@ -23,9 +23,11 @@ pub struct GrepArgs {
     pub include: Option<String>,
 }
 
-/// Whether `text` is empty once JavaScript's `trim()` would have run.
+/// Whether `text` is empty once JavaScript's `trim()` would have run (Unicode white space
+/// and the byte-order mark, but not U+0085, which Rust counts and JavaScript does not).
 fn is_blank(text: &str) -> bool {
-    text.chars().all(|c| c.is_whitespace() || c == '\u{feff}')
+    text.chars()
+        .all(|c| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
 }
 
 fn string(args: &Value, key: &str) -> Option<String> {

@@ -54,7 +54,8 @@ impl GlobTool {
 }
 
 /// Whether `run` is a direct call of a session's agent: only those save an over-cap result
-/// (a nested call's caller has the whole value) and carry a card.
+/// (a nested call's caller has the whole value; outside a session there is no owner to save
+/// it for).
 pub(crate) fn saves_results(run: &ToolRunContext) -> bool {
     run.call_id == run.root_call_id
         && run

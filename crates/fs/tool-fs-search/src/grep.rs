@@ -103,15 +103,18 @@ impl ToolDefinition for GrepTool {
         let (matches, saved) = if matches.len() > self.caps.grep_max_matches && saves_results(&run)
         {
             let max_line_bytes = self.caps.grep_max_line_bytes;
-            tokio::task::spawn_blocking(move || {
-                let saved = save_text(
-                    "grep-results.txt",
-                    &grep_full_text(&matches, max_line_bytes),
-                );
-                (matches, saved)
+            let matches = std::sync::Arc::new(matches);
+            let saving = std::sync::Arc::clone(&matches);
+            // A save that fails (even by panicking) only loses the saved copy, never the search.
+            let saved = tokio::task::spawn_blocking(move || {
+                save_text("grep-results.txt", &grep_full_text(&saving, max_line_bytes))
             })
             .await
-            .map_err(|_| error::failed("grep", "the result could not be rendered"))?
+            .ok()
+            .flatten();
+            let matches =
+                std::sync::Arc::try_unwrap(matches).unwrap_or_else(|shared| (*shared).clone());
+            (matches, saved)
         } else {
             (matches, None)
         };

@@ -297,7 +297,8 @@ fn without_terminator(line: &str) -> &str {
 
 /// Every match of `pattern` under `path` (relative to `workdir`, a usable directory; the
 /// workdir itself without one) among the files `include` admits, each file's matches together
-/// and in line order, files in the order the walk finished them. ripgrep's errors fail the
+/// and in line order; the order of files follows the parallel walk's threads and is not
+/// deterministic (as ripgrep's). ripgrep's errors fail the
 /// search as its exit 2 does, in its order: a rejected `include`, then a rejected pattern
 /// (`SEARCH_INVALID_PATTERN` or `SEARCH_FAILED`), then an unreachable path, then (after the
 /// walk) unreadable entries and, without `path`, no file searched at all. Past

@@ -15,7 +15,8 @@
 //! reads dsh's texts ([`render`]): caps with their footers, the optional top-level sampling of
 //! an over-cap glob page ([`sample`]), line previews cut at a UTF-8 boundary. An over-cap result
 //! of a session's direct call is saved whole to a private file ([`spill`]) whose path the
-//! footer gives. Each result carries dsh's search-card metadata ([`meta`]), bounded in size.
+//! footer gives. Each direct call's result carries dsh's search-card metadata ([`meta`]), bounded in
+//! size; a nested call's has none.
 //! Failures are dsh's `SearchError`s ([`error`]); those ripgrep reports on its stderr (a
 //! rejected pattern, an unreachable path, an unreadable entry, nothing searched) quote ripgrep
 //! 15's own text ([`stderr`]). Paths are shown relative to the session's

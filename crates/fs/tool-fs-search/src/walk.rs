@@ -101,11 +101,8 @@ impl SearchRoot {
     /// `path` below the walked root (empty for the root itself), or `None` when it is not
     /// below it.
     fn rest(&self, path: &Path) -> Option<String> {
-        let bytes = path.as_os_str().as_encoded_bytes();
-        let root_len = self.walk.as_os_str().as_encoded_bytes().len();
-        let rest = bytes.get(root_len..)?;
-        let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-        Some(String::from_utf8_lossy(rest).into_owned())
+        let rest = path.strip_prefix(&self.walk).ok()?;
+        Some(rest.to_string_lossy().into_owned())
     }
 
     /// How ripgrep would print `path` (a path of this walk) in its results: under the
