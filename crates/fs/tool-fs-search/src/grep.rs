@@ -11,10 +11,10 @@ use crate::grep_search::search_files;
 use crate::meta::grep_meta;
 use crate::render::{grep_full_text, render_grep, retain_matches};
 use crate::run::run_search;
+use crate::schema;
 use crate::spill::save_text;
 use crate::value::{GrepMatch, GrepValue, grep_output_schema};
 use crate::workdir::{launch_dir, workdir};
-use crate::{error, schema};
 
 /// The model-facing `grep` tool.
 pub struct GrepTool {
