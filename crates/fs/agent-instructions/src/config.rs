@@ -226,7 +226,7 @@ fn resolve_dsh_home(
         .map(str::to_owned)
         .or_else(|| {
             env_home
-                .filter(|value| !value.trim().is_empty())
+                .filter(|value| !crate::digest::js_trim(value).is_empty())
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| default_home.clone());

@@ -90,7 +90,7 @@ fn touch_of(notice: &ToolResultNotice) -> Option<(String, String)> {
         .arguments()
         .get("file_path")
         .and_then(Value::as_str)
-        .map(str::trim)
+        .map(crate::digest::js_trim)
         .filter(|path| !path.is_empty())?;
     Some((session_id, path.to_owned()))
 }
