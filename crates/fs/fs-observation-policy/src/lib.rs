@@ -11,8 +11,8 @@
 //!
 //! So overwriting a file the session never read fails with `FS_NOT_OBSERVED`, and writing
 //! or editing one that changed since it was read (by `bash`, an editor, another session)
-//! fails with `FS_STALE_VERSION`. Observations live in memory for the life of the plugin;
-//! a resumed session reads again. Calls outside a session (such as `dsh tools call`) have no
+//! fails with `FS_STALE_VERSION`. Observations live in memory for the life of the plugin,
+//! by session id: a session resumed in another process reads again. Calls outside a session (such as `dsh tools call`) have no
 //! owner, so what they see is never kept: their writes only create, and they cannot edit.
 //!
 //! Both deciders answer without calling `next`: the first decider registered wins.
