@@ -15,6 +15,7 @@ use dsh_test_support::sse::{tool_call_events, usage};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use super::fs_tools::structure;
 use super::headless::{against, answer, exported, headless, only_session, run, tool_results};
 use super::support::{NOBODY, Run, Sandbox, repo_root};
 
@@ -256,26 +257,6 @@ fn fs_error(code: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 // Schemas
-
-/// A schema with every `description` value replaced by `…` (descriptions are our own words).
-fn structure(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(key, value)| {
-                    let value = if key == "description" {
-                        json!("…")
-                    } else {
-                        structure(value)
-                    };
-                    (key.clone(), value)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(structure).collect()),
-        other => other.clone(),
-    }
-}
 
 /// `body.tools` of line 1 of dsh 0.1.1's recorded request, by tool name: from `shared/` beside
 /// the repository when it is there, else `None`.

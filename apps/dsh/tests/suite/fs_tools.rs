@@ -21,7 +21,7 @@ const FS_TOOLS: [&str; 7] = [
 ];
 
 /// A schema with every `description` value replaced by `…` (descriptions are our own words).
-fn structure(value: &Value) -> Value {
+pub(super) fn structure(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()

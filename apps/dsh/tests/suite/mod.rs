@@ -3,7 +3,7 @@ mod confinement;
 mod dump;
 mod escapes;
 mod fs_acceptance;
-mod fs_tools;
+pub mod fs_tools;
 pub mod headless;
 mod launcher;
 mod logs;
