@@ -1,0 +1,3 @@
+mod batches;
+mod plugin;
+mod realistic;
