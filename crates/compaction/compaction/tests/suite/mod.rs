@@ -1,0 +1,4 @@
+//! The suites.
+
+mod range_props;
+mod session_pairing;
