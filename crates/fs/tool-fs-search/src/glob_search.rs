@@ -1,8 +1,8 @@
 //! The search behind `glob`: ripgrep's `--files --no-ignore --hidden --sort=modified` listing,
 //! walked in parallel and then sorted by modification time, oldest first.
 
+use crate::batch::{Batch, Batches, into_batches};
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
 
@@ -30,7 +30,7 @@ struct Shared<'a> {
     cap: usize,
     /// Whether the listing went over the cap.
     overflowed: AtomicBool,
-    found: Mutex<Vec<Vec<Listed>>>,
+    found: Batches<Listed>,
 }
 
 struct Builder<'a>(&'a Shared<'a>);
@@ -39,7 +39,7 @@ impl<'s> ParallelVisitorBuilder<'s> for Builder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Visitor {
             shared: self.0,
-            found: Vec::new(),
+            found: Batch::new(&self.0.found),
         })
     }
 }
@@ -47,7 +47,7 @@ impl<'s> ParallelVisitorBuilder<'s> for Builder<'s> {
 /// One walk thread: lists into its own buffer, handed over when the thread ends.
 struct Visitor<'a> {
     shared: &'a Shared<'a>,
-    found: Vec<Listed>,
+    found: Batch<'a, Listed>,
 }
 
 impl ParallelVisitor for Visitor<'_> {
@@ -87,20 +87,6 @@ impl ParallelVisitor for Visitor<'_> {
     }
 }
 
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        if self.found.is_empty() {
-            return;
-        }
-        let mut found = self
-            .shared
-            .found
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        found.push(std::mem::take(&mut self.found));
-    }
-}
-
 /// Every file under `path` (relative to `workdir`, a usable directory; the workdir itself
 /// without one) matching `pattern`, as shown to the model (workdir-relative where possible),
 /// oldest modification first; equal times (and unreadable ones, which go last) are ordered by
@@ -124,7 +110,7 @@ pub fn list_files(
         bytes: AtomicUsize::new(0),
         cap: caps.raw_output_max_bytes,
         overflowed: AtomicBool::new(false),
-        found: Mutex::new(Vec::new()),
+        found: Batches::default(),
     };
     glob_walk(&root, workdir, overrides)
         .build_parallel()
@@ -141,10 +127,7 @@ pub fn list_files(
             caps.raw_output_max_bytes,
         ));
     }
-    let mut listed: Vec<Listed> = shared
-        .found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    let mut listed: Vec<Listed> = into_batches(shared.found)
         .into_iter()
         .flatten()
         .map(|(modified, shown)| (modified, to_workdir_relative(&shown, workdir)))

@@ -2,10 +2,10 @@
 //! process. A parallel walk with ripgrep's filters feeds one searcher per thread; each file's
 //! matches are collected together and in line order.
 
+use crate::batch::{Batch, Batches, into_batches};
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dsh_tools::ToolError;
@@ -89,7 +89,7 @@ struct Shared<'a> {
     cap: usize,
     /// Whether the collected bytes went over the cap.
     overflowed: AtomicBool,
-    found: Mutex<Vec<Vec<FileMatches>>>,
+    found: Batches<FileMatches>,
 }
 
 /// Makes one visitor per walk thread, each with its own copy of the configured searcher.
@@ -102,7 +102,7 @@ impl<'s> ParallelVisitorBuilder<'s> for Builder<'s> {
             searcher: self.1.clone(),
             matcher: self.0.matcher.clone(),
             explicit_mode: false,
-            found: Vec::new(),
+            found: Batch::new(&self.0.found),
         })
     }
 }
@@ -114,7 +114,7 @@ struct Visitor<'a> {
     matcher: RegexMatcher,
     /// Whether the searcher is set for an explicit path (convert binary data rather than stop).
     explicit_mode: bool,
-    found: Vec<FileMatches>,
+    found: Batch<'a, FileMatches>,
 }
 
 impl Visitor<'_> {
@@ -211,20 +211,6 @@ impl ParallelVisitor for Visitor<'_> {
             self.search(&entry, explicit);
         }
         WalkState::Continue
-    }
-}
-
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        if self.found.is_empty() {
-            return;
-        }
-        let mut found = self
-            .shared
-            .found
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        found.push(std::mem::take(&mut self.found));
     }
 }
 
@@ -336,7 +322,7 @@ pub fn search_files(
         bytes: AtomicUsize::new(0),
         cap: caps.raw_output_max_bytes,
         overflowed: AtomicBool::new(false),
-        found: Mutex::new(Vec::new()),
+        found: Batches::default(),
     };
     grep_walk(&root, workdir, include)
         .build_parallel()
@@ -356,10 +342,7 @@ pub fn search_files(
             caps.raw_output_max_bytes,
         ));
     }
-    let files = shared
-        .found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let files = into_batches(shared.found);
     let count = files.iter().flatten().map(|file| file.lines.len()).sum();
     let mut matches = Vec::with_capacity(count);
     for file in files.into_iter().flatten() {

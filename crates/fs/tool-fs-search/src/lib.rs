@@ -24,6 +24,7 @@
 //! never searched ([`walk`]).
 
 pub mod args;
+mod batch;
 pub mod config;
 pub mod error;
 mod glob;

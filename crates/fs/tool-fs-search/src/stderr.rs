@@ -44,9 +44,7 @@ impl Stderr {
     }
 
     fn tail(&self) -> std::sync::MutexGuard<'_, Tail> {
-        self.tail
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        dsh_kernel::sync::lock(&self.tail)
     }
 
     /// Prints `rg: <message>` and a newline, as ripgrep's `err_message!` does (which also sets
