@@ -97,13 +97,13 @@ fn create_only_keeps_a_dangling_link_in_place() {
     let (_dir, real, disk) = setup();
     std::os::unix::fs::symlink(real.join("nowhere"), real.join("dangling")).unwrap();
     let target = disk.resolve("dangling", None).unwrap();
-    let error = disk.write_text(&target, "x", Some(&FsWriteIntent::CreateIfAbsent), None);
-    // The link resolves to its missing target; a create-only write lands there, never
-    // replacing the link itself.
-    match error {
-        Ok(_) => assert!(real.join("nowhere").exists()),
-        Err(error) => assert_eq!(error.code(), Some(FsErrorCode::NotRegularFile)),
-    }
+    // dsh: the link is in the way of a create-only write, which neither replaces it nor
+    // follows it to create its target.
+    let error = disk
+        .write_text(&target, "x", Some(&FsWriteIntent::CreateIfAbsent), None)
+        .unwrap_err();
+    assert_eq!(error.code(), Some(FsErrorCode::NotRegularFile));
+    assert!(!real.join("nowhere").exists());
     assert!(
         std::fs::symlink_metadata(real.join("dangling"))
             .unwrap()
